@@ -1,0 +1,282 @@
+//! The ordered-action envelope and the registry of action types.
+
+use serde_json::{Map, Value as Json};
+
+use crate::reject::{reject, RejectCode, Rejection};
+
+/// Who issued an action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A seated or joined player.
+    Player {
+        /// The player's id.
+        player_id: String,
+    },
+    /// The room host.
+    System,
+    /// A Lua script callback (subcommands).
+    Script {
+        /// Script id.
+        script_id: String,
+        /// Binding id.
+        binding_id: String,
+    },
+}
+
+impl Source {
+    /// `player`, `system` or `script`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Source::Player { .. } => "player",
+            Source::System => "system",
+            Source::Script { .. } => "script",
+        }
+    }
+
+    /// The acting player's id, for player sources.
+    pub fn player_id(&self) -> Option<&str> {
+        match self {
+            Source::Player { player_id } => Some(player_id),
+            _ => None,
+        }
+    }
+}
+
+/// An ordered action as it enters the kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    /// Registered action type name (`counter.add`, …); may be unknown.
+    pub action_type: String,
+    /// Who issued it.
+    pub source: Source,
+    /// The payload object.
+    pub payload: Map<String, Json>,
+    /// Caller-chosen id; the kernel assigns `a<sequence>` when absent.
+    pub action_id: Option<String>,
+    /// Virtual room time in milliseconds (host clock).
+    pub at: Option<i64>,
+}
+
+const ENVELOPE_KEYS: &[&str] = &["type", "source", "payload", "actionId", "at"];
+
+impl Action {
+    /// Builds an action from parts.
+    pub fn new(action_type: &str, source: Source, payload: Json) -> Action {
+        Action {
+            action_type: action_type.to_owned(),
+            source,
+            payload: match payload {
+                Json::Object(m) => m,
+                _ => Map::new(),
+            },
+            action_id: None,
+            at: None,
+        }
+    }
+
+    /// Reads the envelope from parsed JSON.
+    ///
+    /// # Errors
+    /// `malformed_action` naming the first problem.
+    pub fn from_json(v: &Json) -> Result<Action, Rejection> {
+        let Some(obj) = v.as_object() else {
+            return reject(RejectCode::MalformedAction, "an action must be a JSON object");
+        };
+        if let Some(k) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(&k.as_str())) {
+            return reject(
+                RejectCode::MalformedAction,
+                format!(
+                    "unknown envelope key \"{k}\" (an action has type, source, payload, and optionally actionId and at)"
+                ),
+            );
+        }
+        let action_type = match obj.get("type") {
+            Some(Json::String(s)) => s.clone(),
+            Some(_) => return reject(RejectCode::MalformedAction, "\"type\" must be a string"),
+            None => return reject(RejectCode::MalformedAction, "the action has no \"type\""),
+        };
+        let source = match obj.get("source") {
+            Some(s) => Source::from_json(s)?,
+            None => return reject(RejectCode::MalformedAction, "the action has no \"source\""),
+        };
+        let payload = match obj.get("payload") {
+            Some(Json::Object(m)) => m.clone(),
+            Some(_) => return reject(RejectCode::MalformedAction, "\"payload\" must be an object"),
+            None => return reject(RejectCode::MalformedAction, "the action has no \"payload\""),
+        };
+        let action_id = match obj.get("actionId") {
+            None => None,
+            Some(Json::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(_) => {
+                return reject(
+                    RejectCode::MalformedAction,
+                    "\"actionId\" must be a non-empty string",
+                )
+            }
+        };
+        let at = match obj.get("at") {
+            None => None,
+            Some(v) => match v.as_i64() {
+                Some(ms) if ms >= 0 => Some(ms),
+                _ => {
+                    return reject(
+                        RejectCode::MalformedAction,
+                        "\"at\" must be a non-negative integer number of milliseconds",
+                    )
+                }
+            },
+        };
+        Ok(Action {
+            action_type,
+            source,
+            payload,
+            action_id,
+            at,
+        })
+    }
+}
+
+impl Source {
+    /// Reads a source object.
+    ///
+    /// # Errors
+    /// `malformed_action` when the shape is wrong.
+    pub fn from_json(v: &Json) -> Result<Source, Rejection> {
+        let bad = |m: &str| reject(RejectCode::MalformedAction, format!("\"source\" {m}"));
+        let Some(obj) = v.as_object() else {
+            return bad("must be an object like {\"kind\":\"player\",\"playerId\":\"p1\"}");
+        };
+        let field = |k: &str| -> Result<String, Rejection> {
+            match obj.get(k) {
+                Some(Json::String(s)) => Ok(s.clone()),
+                _ => reject(
+                    RejectCode::MalformedAction,
+                    format!("\"source\" needs a string \"{k}\""),
+                ),
+            }
+        };
+        let (source, keys): (Source, &[&str]) = match obj.get("kind").and_then(Json::as_str) {
+            Some("player") => (
+                Source::Player {
+                    player_id: field("playerId")?,
+                },
+                &["kind", "playerId"],
+            ),
+            Some("system") => (Source::System, &["kind"]),
+            Some("script") => (
+                Source::Script {
+                    script_id: field("scriptId")?,
+                    binding_id: field("bindingId")?,
+                },
+                &["kind", "scriptId", "bindingId"],
+            ),
+            _ => return bad("needs \"kind\": \"player\", \"system\" or \"script\""),
+        };
+        if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str())) {
+            return bad(&format!("has unknown key \"{k}\""));
+        }
+        Ok(source)
+    }
+}
+
+/// Which sources an action type accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sources {
+    /// Player sources.
+    pub player: PlayerRule,
+    /// Script sources.
+    pub script: bool,
+    /// System sources.
+    pub system: bool,
+}
+
+/// When a player source is accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayerRule {
+    /// Never.
+    Never,
+    /// Always.
+    Always,
+    /// Only when canonical `settings.sandbox` is `true`.
+    Sandbox,
+}
+
+macro_rules! registry {
+    ($( $variant:ident => $name:literal, player: $p:ident, script: $s:literal, system: $y:literal; )*) => {
+        /// A registered action type (kernel v1 rows implemented so far).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ActionType { $( #[doc = $name] $variant, )* }
+
+        impl ActionType {
+            /// Every registered type, in registry order.
+            pub const ALL: &'static [ActionType] = &[$(ActionType::$variant,)*];
+
+            /// Looks a type up by name.
+            pub fn from_name(name: &str) -> Option<ActionType> {
+                match name { $( $name => Some(ActionType::$variant), )* _ => None }
+            }
+
+            /// The registry name.
+            pub fn name(self) -> &'static str {
+                match self { $( ActionType::$variant => $name, )* }
+            }
+
+            /// The sources the registry allows.
+            pub fn sources(self) -> Sources {
+                match self { $( ActionType::$variant => Sources {
+                    player: PlayerRule::$p, script: $s, system: $y,
+                }, )* }
+            }
+        }
+    };
+}
+
+registry! {
+    GameStart => "system.game_start", player: Never, script: false, system: true;
+    PlayerJoined => "system.player_joined", player: Never, script: false, system: true;
+    PlayerLeft => "system.player_left", player: Never, script: false, system: true;
+    SeatAssign => "system.seat_assign", player: Never, script: false, system: true;
+    EntityGrab => "entity.grab", player: Always, script: false, system: false;
+    EntityFlip => "entity.flip", player: Always, script: true, system: false;
+    EntitySetLocked => "entity.set_locked", player: Sandbox, script: true, system: false;
+    DeckShuffle => "deck.shuffle", player: Always, script: true, system: false;
+    DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false;
+    DieRoll => "die.roll", player: Always, script: true, system: false;
+    CounterSet => "counter.set", player: Always, script: true, system: false;
+    CounterAdd => "counter.add", player: Always, script: true, system: false;
+    ButtonPress => "button.press", player: Always, script: false, system: false;
+    TextSet => "text.set", player: Never, script: true, system: false;
+}
+
+impl Sources {
+    /// Whether `source` may issue the action, given the sandbox setting.
+    pub fn allows(self, source: &Source, sandbox: bool) -> bool {
+        match source {
+            Source::Player { .. } => match self.player {
+                PlayerRule::Never => false,
+                PlayerRule::Always => true,
+                PlayerRule::Sandbox => sandbox,
+            },
+            Source::Script { .. } => self.script,
+            Source::System => self.system,
+        }
+    }
+
+    /// The allowed sources in words, for rejection messages.
+    pub fn describe(self) -> String {
+        let mut parts = Vec::new();
+        match self.player {
+            PlayerRule::Always => parts.push("player"),
+            PlayerRule::Sandbox => parts.push("player (only when settings.sandbox is true)"),
+            PlayerRule::Never => {}
+        }
+        if self.script {
+            parts.push("script");
+        }
+        if self.system {
+            parts.push("system");
+        }
+        parts.join(" or ")
+    }
+}

@@ -1,0 +1,33 @@
+//! button.press.
+
+use crate::action::Action;
+use crate::actions::{find, need, need_enabled, run_guard};
+use crate::event::EventKind;
+use crate::host::{GuardKind, ScriptHost};
+use crate::kernel::Failure;
+use crate::payload::Payload;
+use crate::state::Id;
+use crate::txn::Txn;
+
+/// Enabled button and every `can_press` approving; the button itself does
+/// not change.
+pub(crate) fn press(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+    let p = Payload::new(&action.payload, &["entityId"])?;
+    let entity_id = p.str("entityId")?;
+    let player = action.source.player_id().unwrap_or_default();
+    let (_, e) = find(txn.state(), entity_id, "entityId")?;
+    need(e.components.button.is_some(), e, "button")?;
+    need_enabled(e.components.button.is_some_and(|b| b.enabled), e, "button")?;
+    let eid = e.id.clone();
+    run_guard(txn, host, GuardKind::Press, player, entity_id, None)?;
+    let pid = txn
+        .state()
+        .players
+        .get_key_value(player)
+        .map_or_else(|| Id::from(player), |(k, _)| k.clone());
+    txn.emit(EventKind::ButtonPressed {
+        entity_id: eid,
+        player_id: pid,
+    });
+    Ok(())
+}

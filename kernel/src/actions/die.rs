@@ -1,0 +1,45 @@
+//! die.roll.
+
+use crate::action::Action;
+use crate::actions::{find, need};
+use crate::event::EventKind;
+use crate::payload::Payload;
+use crate::reject::{reject, RejectCode, Rejection};
+use crate::value::Value;
+use crate::txn::Txn;
+
+/// Chooses a face index with the canonical RNG.
+pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["entityId"])?;
+    let entity_id = p.str("entityId")?;
+    let (key, e) = find(txn.state(), entity_id, "entityId")?;
+    need(e.components.die.is_some(), e, "die")?;
+    let faces = e.components.die.as_ref().map(|d| d.effective_faces()).unwrap_or_default();
+    let valid = |f: &Value| matches!(f, Value::String(_)) || matches!(f, Value::Number(n) if n.is_finite());
+    if faces.is_empty() || !faces.iter().all(valid) {
+        return reject(
+            RejectCode::InvalidFaces,
+            format!("die \"{entity_id}\" needs a non-empty list of number or string faces"),
+        );
+    }
+    if let (Some(holder), Some(actor)) = (&e.held_by, action.source.player_id()) {
+        if &**holder != actor {
+            return reject(
+                RejectCode::HeldByOther,
+                format!("die \"{entity_id}\" is held by \"{holder}\""),
+            );
+        }
+    }
+    let eid = e.id.clone();
+    let index = txn.rng().below(faces.len() as u64);
+    let value = faces[index as usize].clone();
+    if let Some(d) = txn.entity_mut(key).and_then(|e| e.components.die.as_mut()) {
+        d.value = value.clone();
+    }
+    txn.emit(EventKind::DieRolled {
+        entity_id: eid,
+        value,
+        index,
+    });
+    Ok(())
+}

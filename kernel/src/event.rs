@@ -1,0 +1,350 @@
+//! Events: what the kernel emits, one JSONL line each.
+
+use std::collections::BTreeMap;
+
+use crate::reject::RejectCode;
+use crate::state::{ids, Id};
+use crate::value::{object, write_string, Value};
+
+/// The kind of a script failure (DESIGN §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScriptErrorKind {
+    /// A Lua runtime error.
+    Runtime,
+    /// A script failed to compile.
+    Syntax,
+    /// The instruction budget (or the kernel's cascade bound) was exceeded.
+    Budget,
+    /// The VM memory ceiling was exceeded.
+    Memory,
+    /// A subcommand the script issued was rejected.
+    Subcommand,
+    /// A forbidden operation was attempted.
+    Sandbox,
+    /// A guard tried to mutate state.
+    GuardMutation,
+}
+
+impl ScriptErrorKind {
+    /// Stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScriptErrorKind::Runtime => "runtime",
+            ScriptErrorKind::Syntax => "syntax",
+            ScriptErrorKind::Budget => "budget",
+            ScriptErrorKind::Memory => "memory",
+            ScriptErrorKind::Subcommand => "subcommand",
+            ScriptErrorKind::Sandbox => "sandbox",
+            ScriptErrorKind::GuardMutation => "guard_mutation",
+        }
+    }
+}
+
+/// A script failure reported by the script host (or derived by the kernel
+/// from a rejected subcommand).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptFailure {
+    /// Script id from `game.json`.
+    pub script_id: String,
+    /// Binding id.
+    pub binding_id: String,
+    /// The callback that failed (`on_start`, `can_grab`, …).
+    pub function: String,
+    /// Source line, when known.
+    pub line: Option<u32>,
+    /// What went wrong.
+    pub message: String,
+    /// Category.
+    pub kind: ScriptErrorKind,
+}
+
+/// What happened, with its data.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// `game.started`
+    GameStarted {
+        /// The settings in force.
+        settings: BTreeMap<String, Value>,
+    },
+    /// `player.joined`
+    PlayerJoined {
+        /// Who.
+        player_id: Id,
+        /// Display name.
+        name: Option<String>,
+    },
+    /// `player.left`
+    PlayerLeft {
+        /// Who.
+        player_id: Id,
+    },
+    /// `seat.assigned`
+    SeatAssigned {
+        /// Seat.
+        seat_id: Id,
+        /// Player now in it.
+        player_id: Id,
+    },
+    /// `seat.left`
+    SeatLeft {
+        /// Seat.
+        seat_id: Id,
+        /// Player who left it.
+        player_id: Id,
+    },
+    /// `entity.grabbed`
+    EntityGrabbed {
+        /// Entity.
+        entity_id: Id,
+        /// Holder.
+        player_id: Id,
+    },
+    /// `entity.dropped`
+    EntityDropped {
+        /// Entity.
+        entity_id: Id,
+        /// Former holder.
+        player_id: Id,
+    },
+    /// `entity.flipped`
+    EntityFlipped {
+        /// Entity.
+        entity_id: Id,
+        /// New value.
+        flipped: bool,
+    },
+    /// `deck.shuffled`
+    DeckShuffled {
+        /// Deck.
+        deck_id: Id,
+    },
+    /// `deck.drawn`
+    DeckDrawn {
+        /// Deck.
+        deck_id: Id,
+        /// Target container.
+        target: Id,
+        /// Drawn ids in draw order.
+        entity_ids: Vec<Id>,
+    },
+    /// `die.rolled`
+    DieRolled {
+        /// Die.
+        entity_id: Id,
+        /// Face value.
+        value: Value,
+        /// Face index.
+        index: u64,
+    },
+    /// `counter.changed`
+    CounterChanged {
+        /// Counter.
+        entity_id: Id,
+        /// New value.
+        value: f64,
+        /// Old value.
+        previous: f64,
+    },
+    /// `button.pressed`
+    ButtonPressed {
+        /// Button.
+        entity_id: Id,
+        /// Presser.
+        player_id: Id,
+    },
+    /// `text.changed`
+    TextChanged {
+        /// Text entity.
+        entity_id: Id,
+        /// New value.
+        value: String,
+    },
+    /// `action.rejected` (produced by the transaction runner).
+    ActionRejected {
+        /// The action's type, when one could be read.
+        action_type: Option<String>,
+        /// Stable code.
+        code: RejectCode,
+        /// Explanation.
+        message: String,
+    },
+    /// `script.error` (follows `action.rejected` with code `script_error`).
+    ScriptError {
+        /// The failure.
+        failure: ScriptFailure,
+        /// Sequence of the failed action.
+        sequence: u64,
+    },
+}
+
+impl EventKind {
+    /// The event type name (`counter.changed`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::GameStarted { .. } => "game.started",
+            EventKind::PlayerJoined { .. } => "player.joined",
+            EventKind::PlayerLeft { .. } => "player.left",
+            EventKind::SeatAssigned { .. } => "seat.assigned",
+            EventKind::SeatLeft { .. } => "seat.left",
+            EventKind::EntityGrabbed { .. } => "entity.grabbed",
+            EventKind::EntityDropped { .. } => "entity.dropped",
+            EventKind::EntityFlipped { .. } => "entity.flipped",
+            EventKind::DeckShuffled { .. } => "deck.shuffled",
+            EventKind::DeckDrawn { .. } => "deck.drawn",
+            EventKind::DieRolled { .. } => "die.rolled",
+            EventKind::CounterChanged { .. } => "counter.changed",
+            EventKind::ButtonPressed { .. } => "button.pressed",
+            EventKind::TextChanged { .. } => "text.changed",
+            EventKind::ActionRejected { .. } => "action.rejected",
+            EventKind::ScriptError { .. } => "script.error",
+        }
+    }
+
+    /// The entities this event names (for routing to entity bindings).
+    pub fn entity_ids(&self) -> Vec<&Id> {
+        match self {
+            EventKind::EntityGrabbed { entity_id, .. }
+            | EventKind::EntityDropped { entity_id, .. }
+            | EventKind::EntityFlipped { entity_id, .. }
+            | EventKind::DieRolled { entity_id, .. }
+            | EventKind::CounterChanged { entity_id, .. }
+            | EventKind::ButtonPressed { entity_id, .. }
+            | EventKind::TextChanged { entity_id, .. } => vec![entity_id],
+            EventKind::DeckShuffled { deck_id } => vec![deck_id],
+            EventKind::DeckDrawn {
+                deck_id,
+                target,
+                entity_ids,
+            } => {
+                let mut v = vec![deck_id, target];
+                v.extend(entity_ids.iter());
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The event's `data` object.
+    pub fn data(&self) -> Value {
+        let s = |id: &Id| Value::from(id);
+        match self {
+            EventKind::GameStarted { settings } => {
+                object([("settings", Value::Object(settings.clone()))])
+            }
+            EventKind::PlayerJoined { player_id, name } => object([
+                ("playerId", s(player_id)),
+                ("name", Value::from(name.clone())),
+            ]),
+            EventKind::PlayerLeft { player_id } => object([("playerId", s(player_id))]),
+            EventKind::SeatAssigned { seat_id, player_id }
+            | EventKind::SeatLeft { seat_id, player_id } => {
+                object([("seatId", s(seat_id)), ("playerId", s(player_id))])
+            }
+            EventKind::EntityGrabbed {
+                entity_id,
+                player_id,
+            }
+            | EventKind::EntityDropped {
+                entity_id,
+                player_id,
+            }
+            | EventKind::ButtonPressed {
+                entity_id,
+                player_id,
+            } => object([("entityId", s(entity_id)), ("playerId", s(player_id))]),
+            EventKind::EntityFlipped { entity_id, flipped } => object([
+                ("entityId", s(entity_id)),
+                ("flipped", Value::Bool(*flipped)),
+            ]),
+            EventKind::DeckShuffled { deck_id } => object([("deckId", s(deck_id))]),
+            EventKind::DeckDrawn {
+                deck_id,
+                target,
+                entity_ids,
+            } => object([
+                ("deckId", s(deck_id)),
+                ("target", s(target)),
+                ("entityIds", ids(entity_ids)),
+            ]),
+            EventKind::DieRolled {
+                entity_id,
+                value,
+                index,
+            } => object([
+                ("entityId", s(entity_id)),
+                ("value", value.clone()),
+                ("index", Value::Number(*index as f64)),
+            ]),
+            EventKind::CounterChanged {
+                entity_id,
+                value,
+                previous,
+            } => object([
+                ("entityId", s(entity_id)),
+                ("value", Value::Number(*value)),
+                ("previous", Value::Number(*previous)),
+            ]),
+            EventKind::TextChanged { entity_id, value } => object([
+                ("entityId", s(entity_id)),
+                ("value", Value::from(value.as_str())),
+            ]),
+            EventKind::ActionRejected {
+                action_type,
+                code,
+                message,
+            } => object([
+                ("actionType", Value::from(action_type.clone())),
+                ("code", Value::from(code.as_str())),
+                ("message", Value::from(message.as_str())),
+            ]),
+            EventKind::ScriptError { failure, sequence } => object([
+                ("scriptId", Value::from(failure.script_id.as_str())),
+                ("bindingId", Value::from(failure.binding_id.as_str())),
+                ("function", Value::from(failure.function.as_str())),
+                (
+                    "line",
+                    failure.line.map_or(Value::Null, |l| Value::Number(f64::from(l))),
+                ),
+                ("message", Value::from(failure.message.as_str())),
+                ("kind", Value::from(failure.kind.as_str())),
+                ("sequence", Value::Number(*sequence as f64)),
+            ]),
+        }
+    }
+}
+
+/// An emitted event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Sequence of the top-level action that produced it.
+    pub seq: u64,
+    /// That action's id.
+    pub action_id: Id,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// The event type name.
+    pub fn type_name(&self) -> &'static str {
+        self.kind.type_name()
+    }
+
+    /// One JSONL line (without the newline):
+    /// `{"seq":…,"actionId":…,"type":…,"data":{…}}`, data in canonical form.
+    pub fn to_json_line(&self) -> String {
+        let mut out = String::with_capacity(96);
+        out.push_str("{\"seq\":");
+        out.push_str(&self.seq.to_string());
+        out.push_str(",\"actionId\":");
+        write_string(&self.action_id, &mut out);
+        out.push_str(",\"type\":\"");
+        out.push_str(self.type_name());
+        out.push_str("\",\"data\":");
+        self.kind.data().write_canonical(&mut out);
+        out.push('}');
+        out
+    }
+}

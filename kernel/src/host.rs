@@ -1,0 +1,209 @@
+//! The script-host trait: how the kernel asks for guard verdicts and hands
+//! out events, without knowing that Lua exists.
+//!
+//! The kernel calls [`ScriptHost::guard`] before it commits a player action
+//! that has creator guards, and [`ScriptHost::on_event`] once per emitted
+//! event, in emission order, after the action's own mutation. A handler may
+//! issue subcommands through [`ScriptCtx::submit`]; each applies at once (the
+//! handler reads its own writes), its events join the queue, and a rejected
+//! one dooms the whole transaction even if the handler ignores the error.
+
+use crate::event::{Event, ScriptFailure};
+use crate::reject::Rejection;
+use crate::state::State;
+use crate::transform::Transform;
+use crate::txn::Txn;
+use crate::value::Value;
+
+/// Which creator guard is being asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardKind {
+    /// `can_grab(player, entity)`
+    Grab,
+    /// `can_drop(player, entity, transform)`
+    Drop,
+    /// `can_flip(player, entity)`
+    Flip,
+    /// `can_press(player, entity)`
+    Press,
+}
+
+impl GuardKind {
+    /// The Lua function name.
+    pub fn function_name(self) -> &'static str {
+        match self {
+            GuardKind::Grab => "can_grab",
+            GuardKind::Drop => "can_drop",
+            GuardKind::Flip => "can_flip",
+            GuardKind::Press => "can_press",
+        }
+    }
+}
+
+/// A guard question.
+#[derive(Clone, Copy, Debug)]
+pub struct GuardRequest<'a> {
+    /// Which guard.
+    pub kind: GuardKind,
+    /// The acting player.
+    pub player_id: &'a str,
+    /// The entity acted on.
+    pub entity_id: &'a str,
+    /// The canonical drop transform (drops only).
+    pub transform: Option<&'a Transform>,
+}
+
+/// A guard's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Every bound guard approved (or none is bound).
+    Allow,
+    /// A guard said no; the reason (if any) becomes the rejection message.
+    Deny {
+        /// The creator's reason, shown to the player.
+        reason: Option<String>,
+    },
+    /// A guard failed; the action is rejected with `script_error`.
+    Fail(ScriptFailure),
+}
+
+/// What the kernel needs from a script runtime. Every method has a default
+/// that does nothing, so a room without scripts uses [`NoScripts`].
+pub trait ScriptHost {
+    /// Asks every guard bound for this question. Guards see the state
+    /// read-only.
+    fn guard(&mut self, _state: &State, _request: &GuardRequest<'_>) -> Verdict {
+        Verdict::Allow
+    }
+
+    /// Delivers one event to its handlers.
+    ///
+    /// # Errors
+    /// A script failure; the whole transaction rolls back.
+    fn on_event(&mut self, _ctx: &mut ScriptCtx<'_, '_>, _event: &Event) -> Result<(), ScriptFailure> {
+        Ok(())
+    }
+
+    /// Whether `on_event` does anything at all (lets the kernel skip the
+    /// dispatch loop for script-less rooms).
+    fn wants_events(&self) -> bool {
+        true
+    }
+}
+
+/// A host with no scripts: every guard allows, no handler runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoScripts;
+
+impl ScriptHost for NoScripts {
+    fn wants_events(&self) -> bool {
+        false
+    }
+}
+
+type GuardFn = dyn FnMut(&State, &GuardRequest<'_>) -> Verdict;
+type EventFn = dyn FnMut(&mut ScriptCtx<'_, '_>, &Event) -> Result<(), ScriptFailure>;
+
+/// A script host made of plain Rust closures (tests, benches, and games
+/// whose rules are written in Rust).
+#[derive(Default)]
+pub struct ClosureHost {
+    guard: Option<Box<GuardFn>>,
+    on_event: Option<Box<EventFn>>,
+}
+
+impl ClosureHost {
+    /// An empty host.
+    pub fn new() -> ClosureHost {
+        ClosureHost::default()
+    }
+
+    /// Sets the guard closure.
+    pub fn with_guard(
+        mut self,
+        f: impl FnMut(&State, &GuardRequest<'_>) -> Verdict + 'static,
+    ) -> ClosureHost {
+        self.guard = Some(Box::new(f));
+        self
+    }
+
+    /// Sets the event closure.
+    pub fn with_handler(
+        mut self,
+        f: impl FnMut(&mut ScriptCtx<'_, '_>, &Event) -> Result<(), ScriptFailure> + 'static,
+    ) -> ClosureHost {
+        self.on_event = Some(Box::new(f));
+        self
+    }
+}
+
+impl ScriptHost for ClosureHost {
+    fn guard(&mut self, state: &State, request: &GuardRequest<'_>) -> Verdict {
+        match &mut self.guard {
+            Some(f) => f(state, request),
+            None => Verdict::Allow,
+        }
+    }
+
+    fn on_event(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+        match &mut self.on_event {
+            Some(f) => f(ctx, event),
+            None => Ok(()),
+        }
+    }
+
+    fn wants_events(&self) -> bool {
+        self.on_event.is_some()
+    }
+}
+
+/// What an event handler may do: read the state as the transaction sees it,
+/// issue subcommands, and write canonical storage.
+pub struct ScriptCtx<'t, 's> {
+    pub(crate) txn: &'t mut Txn<'s>,
+    pub(crate) event_type: &'static str,
+}
+
+impl ScriptCtx<'_, '_> {
+    /// The state, including this transaction's writes so far.
+    pub fn state(&self) -> &State {
+        self.txn.state()
+    }
+
+    /// The sequence of the top-level action.
+    pub fn sequence(&self) -> u64 {
+        self.txn.seq()
+    }
+
+    /// The id of the top-level action.
+    pub fn action_id(&self) -> &str {
+        self.txn.action_id()
+    }
+
+    /// Whether a subcommand has already failed (the transaction is doomed).
+    pub fn is_doomed(&self) -> bool {
+        self.txn.poison.is_some()
+    }
+
+    /// Issues a subcommand with the script source and applies it at once.
+    ///
+    /// # Errors
+    /// The subcommand's rejection. The transaction is doomed from then on:
+    /// it will roll back with a `script.error` of kind `subcommand` whatever
+    /// the handler does next.
+    pub fn submit(
+        &mut self,
+        script_id: &str,
+        binding_id: &str,
+        action_type: &str,
+        payload: serde_json::Value,
+    ) -> Result<(), Rejection> {
+        crate::kernel::submit_subcommand(self, script_id, binding_id, action_type, payload)
+    }
+
+    /// Sets (`Some`) or clears (`None`) a script's canonical storage value;
+    /// rolled back with the transaction.
+    pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {
+        self.txn.set_storage(script_id, value);
+    }
+}

@@ -1,0 +1,392 @@
+//! The transaction runner: one top-level action = one transaction.
+//!
+//! Order of work for every action: envelope → registry lookup (unknown types
+//! are rejected before anything else) → source rules → the action's own
+//! validation (onlyKeys, field shapes, semantics) → guards → mutation → event
+//! dispatch to the script host (handlers may issue subcommands, which apply
+//! at once) → commit. Any rejection or script failure rolls everything back;
+//! the sequence advances either way.
+
+use serde_json::Value as Json;
+
+use crate::action::{Action, ActionType, Source};
+use crate::actions;
+use crate::event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
+use crate::host::{NoScripts, ScriptCtx, ScriptHost};
+use crate::reject::{RejectCode, Rejection};
+use crate::state::{Id, State};
+use crate::txn::{Poison, Txn};
+use crate::value::Value;
+
+/// Bounds the kernel enforces on event cascades.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Deepest allowed chain event → handler → subcommand → event → …
+    pub cascade_depth_max: u32,
+    /// Most subcommands one top-level action may issue.
+    pub subcommands_max: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cascade_depth_max: 32,
+            subcommands_max: 10_000,
+        }
+    }
+}
+
+/// What processing (or dry-running) an action produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The sequence the action consumed (or would consume, for a dry run).
+    pub seq: u64,
+    /// The action id (given, or `a<seq>`).
+    pub action_id: Id,
+    /// Events in emission order. For a rejection: `action.rejected`, then
+    /// `script.error` when a script failed.
+    pub events: Vec<Event>,
+    /// Why it was rejected, if it was.
+    pub rejection: Option<Rejection>,
+}
+
+impl Outcome {
+    /// Whether the action committed (or, for a dry run, would commit).
+    pub fn accepted(&self) -> bool {
+        self.rejection.is_none()
+    }
+}
+
+/// Why a transaction did not commit.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Rejected(Rejection),
+    Script(ScriptFailure),
+}
+
+impl From<Rejection> for Failure {
+    fn from(r: Rejection) -> Self {
+        Failure::Rejected(r)
+    }
+}
+
+/// A room's deterministic kernel: the canonical state and the runner.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    state: State,
+    limits: Limits,
+}
+
+impl Kernel {
+    /// A kernel over a starting state.
+    pub fn new(state: State) -> Kernel {
+        Kernel {
+            state,
+            limits: Limits::default(),
+        }
+    }
+
+    /// Replaces the cascade limits.
+    pub fn with_limits(mut self, limits: Limits) -> Kernel {
+        self.limits = limits;
+        self
+    }
+
+    /// The canonical state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The state hash (see [`State::hash`]).
+    pub fn state_hash(&self) -> String {
+        self.state.hash()
+    }
+
+    /// Processes one action: consumes a sequence, commits or rolls back.
+    pub fn process(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
+        let seq = self.next_sequence();
+        self.transact(action, seq, host, true)
+    }
+
+    /// Processes one JSON line. Anything unparseable is consumed as a
+    /// `malformed_action` rejection.
+    pub fn process_line(&mut self, line: &str, host: &mut dyn ScriptHost) -> Outcome {
+        match serde_json::from_str::<Json>(line) {
+            Ok(v) => self.process_json(&v, host),
+            Err(e) => self.reject_input(
+                None,
+                None,
+                Rejection::new(RejectCode::MalformedAction, format!("not valid JSON: {e}")),
+            ),
+        }
+    }
+
+    /// Processes one parsed JSON action.
+    pub fn process_json(&mut self, v: &Json, host: &mut dyn ScriptHost) -> Outcome {
+        match Action::from_json(v) {
+            Ok(action) => self.process(&action, host),
+            Err(r) => {
+                let action_type = v.get("type").and_then(Json::as_str).map(str::to_owned);
+                let action_id = v
+                    .get("actionId")
+                    .and_then(Json::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned);
+                self.reject_input(action_type, action_id, r)
+            }
+        }
+    }
+
+    /// Consumes a sequence for input that never became an action.
+    pub fn reject_input(
+        &mut self,
+        action_type: Option<String>,
+        action_id: Option<String>,
+        rejection: Rejection,
+    ) -> Outcome {
+        let seq = self.next_sequence();
+        let action_id: Id = action_id.map_or_else(|| default_action_id(seq), Id::from);
+        let events = vec![Event {
+            seq,
+            action_id: action_id.clone(),
+            kind: EventKind::ActionRejected {
+                action_type,
+                code: rejection.code,
+                message: rejection.message.clone(),
+            },
+        }];
+        Outcome {
+            seq,
+            action_id,
+            events,
+            rejection: Some(rejection),
+        }
+    }
+
+    /// Evaluates an action against the current state — the whole
+    /// transaction, guards and handlers included — and reports the verdict
+    /// and the events it would emit. The state and the sequence are left
+    /// exactly as they were.
+    pub fn dry_run(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
+        let seq = self.state.sequence;
+        self.transact(action, seq, host, false)
+    }
+
+    fn next_sequence(&mut self) -> u64 {
+        let seq = self.state.sequence;
+        self.state.sequence = seq + 1;
+        seq
+    }
+
+    fn transact(&mut self, action: &Action, seq: u64, host: &mut dyn ScriptHost, commit: bool) -> Outcome {
+        let action_id: Id = action
+            .action_id
+            .as_deref()
+            .map_or_else(|| default_action_id(seq), Id::from);
+        let mut txn = Txn::begin(&mut self.state, seq, action_id.clone(), self.limits);
+        let result = execute(&mut txn, action, host);
+        let (events, rejection) = match result {
+            Ok(()) if commit => (txn.commit(), None),
+            Ok(()) => {
+                let events = std::mem::take(&mut txn.events);
+                txn.rollback();
+                (events, None)
+            }
+            Err(failure) => {
+                txn.rollback();
+                rejection_events(seq, &action_id, &action.action_type, failure)
+            }
+        };
+        Outcome {
+            seq,
+            action_id,
+            events,
+            rejection,
+        }
+    }
+}
+
+fn default_action_id(seq: u64) -> Id {
+    Id::from(format!("a{seq}"))
+}
+
+fn rejection_events(
+    seq: u64,
+    action_id: &Id,
+    action_type: &str,
+    failure: Failure,
+) -> (Vec<Event>, Option<Rejection>) {
+    let ev = |kind| Event {
+        seq,
+        action_id: action_id.clone(),
+        kind,
+    };
+    match failure {
+        Failure::Rejected(r) => (
+            vec![ev(EventKind::ActionRejected {
+                action_type: Some(action_type.to_owned()),
+                code: r.code,
+                message: r.message.clone(),
+            })],
+            Some(r),
+        ),
+        Failure::Script(f) => {
+            let r = Rejection::new(RejectCode::ScriptError, f.message.clone());
+            (
+                vec![
+                    ev(EventKind::ActionRejected {
+                        action_type: Some(action_type.to_owned()),
+                        code: r.code,
+                        message: r.message.clone(),
+                    }),
+                    ev(EventKind::ScriptError {
+                        failure: f,
+                        sequence: seq,
+                    }),
+                ],
+                Some(r),
+            )
+        }
+    }
+}
+
+fn execute(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+    let ty = lookup_type(&action.action_type)?;
+    check_source(txn.state(), ty, &action.source)?;
+    actions::apply(txn, ty, action, host)?;
+    dispatch(txn, host)
+}
+
+fn lookup_type(name: &str) -> Result<ActionType, Rejection> {
+    ActionType::from_name(name).ok_or_else(|| {
+        Rejection::new(
+            RejectCode::UnknownActionType,
+            format!("\"{name}\" is not a registered action type"),
+        )
+    })
+}
+
+/// Registry source rules, then: a player source must be a joined player.
+fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Rejection> {
+    let sandbox = state.settings.get("sandbox") == Some(&Value::Bool(true));
+    let sources = ty.sources();
+    if !sources.allows(source, sandbox) {
+        return Err(Rejection::new(
+            RejectCode::SourceNotAllowed,
+            format!(
+                "{} accepts {} sources, not {}",
+                ty.name(),
+                sources.describe(),
+                source.kind_name()
+            ),
+        ));
+    }
+    if let Source::Player { player_id } = source {
+        if !state.players.contains_key(player_id.as_str()) {
+            return Err(Rejection::new(
+                RejectCode::UnknownPlayer,
+                format!("player \"{player_id}\" has not joined"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Delivers every buffered event, in emission order, including the events
+/// of subcommands that handlers issue along the way.
+fn dispatch(txn: &mut Txn<'_>, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+    if !host.wants_events() {
+        return Ok(());
+    }
+    let mut i = 0;
+    while i < txn.events.len() {
+        let event = txn.events[i].clone();
+        txn.depth = txn.event_depths[i] + 1;
+        let mut ctx = ScriptCtx {
+            txn,
+            event_type: event.type_name(),
+        };
+        host.on_event(&mut ctx, &event).map_err(Failure::Script)?;
+        if let Some(p) = &txn.poison {
+            return Err(Failure::Script(p.failure.clone()));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// `on_` + the event type with `.` replaced by `_`.
+pub fn handler_name(event_type: &str) -> String {
+    format!("on_{}", event_type.replace('.', "_"))
+}
+
+pub(crate) fn submit_subcommand(
+    ctx: &mut ScriptCtx<'_, '_>,
+    script_id: &str,
+    binding_id: &str,
+    action_type: &str,
+    payload: Json,
+) -> Result<(), Rejection> {
+    let function = handler_name(ctx.event_type);
+    let txn = &mut *ctx.txn;
+    if txn.poison.is_some() {
+        return Err(Rejection::new(
+            RejectCode::ScriptError,
+            "an earlier subcommand failed; this transaction will roll back",
+        ));
+    }
+    let doom = |txn: &mut Txn<'_>, r: Rejection, kind: ScriptErrorKind| {
+        txn.poison = Some(Poison {
+            failure: ScriptFailure {
+                script_id: script_id.to_owned(),
+                binding_id: binding_id.to_owned(),
+                function: function.clone(),
+                line: None,
+                message: format!("subcommand {action_type} rejected: {r}"),
+                kind,
+            },
+        });
+        Err(r)
+    };
+    txn.subcommands += 1;
+    let limits = txn.limits;
+    if txn.subcommands > limits.subcommands_max || txn.depth > limits.cascade_depth_max {
+        let r = Rejection::new(
+            RejectCode::CascadeLimit,
+            format!(
+                "event cascade too long (at most {} subcommands per action, depth {})",
+                limits.subcommands_max, limits.cascade_depth_max
+            ),
+        );
+        return doom(txn, r, ScriptErrorKind::Budget);
+    }
+    let Json::Object(payload) = payload else {
+        let r = Rejection::new(RejectCode::MalformedAction, "a subcommand payload must be an object");
+        return doom(txn, r, ScriptErrorKind::Subcommand);
+    };
+    let action = Action {
+        action_type: action_type.to_owned(),
+        source: Source::Script {
+            script_id: script_id.to_owned(),
+            binding_id: binding_id.to_owned(),
+        },
+        payload,
+        action_id: None,
+        at: None,
+    };
+    let result = lookup_type(action_type)
+        .and_then(|ty| check_source(txn.state(), ty, &action.source).map(|()| ty))
+        .map_err(Failure::Rejected)
+        .and_then(|ty| actions::apply(txn, ty, &action, &mut NoScripts));
+    match result {
+        Ok(()) => Ok(()),
+        Err(Failure::Rejected(r)) => doom(txn, r, ScriptErrorKind::Subcommand),
+        Err(Failure::Script(f)) => {
+            // Script sources never run guards, so this cannot happen; treat
+            // it as the failure it reports.
+            let r = Rejection::new(RejectCode::ScriptError, f.message.clone());
+            txn.poison = Some(Poison { failure: f });
+            Err(r)
+        }
+    }
+}

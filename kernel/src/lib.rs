@@ -1,0 +1,41 @@
+//! digipology-kernel: the deterministic heart of a Digipology room.
+//!
+//! Ordered actions go in, canonical events come out, and the canonical state
+//! (hashable, snapshot-able) changes only through registered actions. No Lua,
+//! no I/O, no clock: the script runtime plugs in through [`ScriptHost`].
+//!
+//! ```
+//! use digipology_kernel::{Kernel, NoScripts, State};
+//! let mut k = Kernel::new(State::new(42));
+//! let out = k.process_line(r#"{"type":"system.game_start","source":{"kind":"system"},"payload":{}}"#, &mut NoScripts);
+//! assert!(out.accepted());
+//! assert_eq!(out.events[0].type_name(), "game.started");
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod action;
+mod actions;
+pub mod event;
+pub mod host;
+pub mod kernel;
+pub mod load;
+mod payload;
+pub mod reject;
+pub mod rng;
+pub mod state;
+pub mod transform;
+pub mod txn;
+pub mod value;
+
+pub use action::{Action, ActionType, Source};
+pub use actions::text::TEXT_BYTES_MAX;
+pub use event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
+pub use host::{ClosureHost, GuardKind, GuardRequest, NoScripts, ScriptCtx, ScriptHost, Verdict};
+pub use kernel::{handler_name, Kernel, Limits, Outcome};
+pub use load::{state_from_game, LoadError};
+pub use payload::MAX_SAFE_INTEGER;
+pub use reject::{RejectCode, Rejection};
+pub use state::{Entity, EntityKey, Id, State};
+pub use value::Value;

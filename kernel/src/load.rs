@@ -1,0 +1,544 @@
+//! Building the starting state from a parsed `game.json`.
+//!
+//! Every field is checked with a path to it (`entities["d6"].components.die`)
+//! so a creator can find the mistake. Omitted fields take their defaults (see
+//! `docs/formats.md`). Scripts, prefabs and setup are the host's business and
+//! are only checked for shape here.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json};
+
+use crate::state::{
+    Container, Counter, Die, Entity, Id, Placement, SnapPoint, Stack, State, Toggle, Zone,
+};
+use crate::transform::{Transform, Vec3};
+use crate::value::Value;
+
+/// A problem in a game package, with the JSON path where it was found.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct LoadError {
+    /// Where in `game.json` (`entities["card_1"].components.die.faces[2]`).
+    pub path: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+fn err<T>(path: &str, message: impl Into<String>) -> Result<T, LoadError> {
+    Err(LoadError {
+        path: path.to_owned(),
+        message: message.into(),
+    })
+}
+
+/// Top-level keys a `game.json` may have.
+pub const GAME_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "version",
+    "description",
+    "kernelVersion",
+    "seats",
+    "settings",
+    "entities",
+    "stacks",
+    "scripts",
+    "prefabs",
+    "setup",
+];
+
+const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components"];
+
+/// Builds the starting state from a parsed `game.json`, seeded with `seed`.
+///
+/// # Errors
+/// The first problem found, with its path.
+pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
+    let top = as_object(game, "game.json")?;
+    only_keys(top, GAME_KEYS, "game.json")?;
+    if let Some(v) = top.get("kernelVersion") {
+        if v.as_f64() != Some(1.0) {
+            return err("kernelVersion", "this engine runs kernelVersion 1");
+        }
+    }
+    for key in ["id", "name", "version", "description", "setup"] {
+        if let Some(v) = top.get(key) {
+            if !v.is_string() {
+                return err(key, "must be a string");
+            }
+        }
+    }
+    let mut state = State::new(seed);
+    if let Some(seats) = top.get("seats") {
+        let list = seats
+            .as_array()
+            .ok_or_else(|| LoadError {
+                path: "seats".into(),
+                message: "must be an array of seat ids, like [\"north\", \"south\"]".into(),
+            })?;
+        for (i, s) in list.iter().enumerate() {
+            let id = nonempty_str(s, &format!("seats[{i}]"))?;
+            if state.seats.insert(Id::from(id), None).is_some() {
+                return err(&format!("seats[{i}]"), format!("seat \"{id}\" is listed twice"));
+            }
+        }
+    }
+    if let Some(settings) = top.get("settings") {
+        state.settings = settings_from(settings, "settings")?;
+    }
+    if let Some(entities) = top.get("entities") {
+        load_entities(&mut state, entities)?;
+    }
+    if let Some(stacks) = top.get("stacks") {
+        load_stacks(&mut state, stacks)?;
+    }
+    link_containers(&mut state)?;
+    for key in ["scripts", "prefabs"] {
+        if let Some(v) = top.get(key) {
+            let ok = if key == "scripts" {
+                v.is_array()
+            } else {
+                v.is_object()
+            };
+            if !ok {
+                return err(key, if key == "scripts" { "must be an array" } else { "must be an object" });
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// Checks flat settings: boolean, finite number or string values only.
+///
+/// # Errors
+/// A nested or null value, with its path.
+pub fn settings_from(v: &Json, path: &str) -> Result<BTreeMap<String, Value>, LoadError> {
+    let obj = as_object(v, path)?;
+    let mut out = BTreeMap::new();
+    for (k, v) in obj {
+        let val = match v {
+            Json::Bool(b) => Value::Bool(*b),
+            Json::String(s) => Value::String(s.clone()),
+            Json::Number(n) => match n.as_f64() {
+                Some(f) if f.is_finite() => Value::Number(f),
+                _ => return err(&format!("{path}.{k}"), "must be a finite number"),
+            },
+            _ => {
+                return err(
+                    &format!("{path}.{k}"),
+                    "settings are flat: each value must be a boolean, number or string",
+                )
+            }
+        };
+        out.insert(k.clone(), val);
+    }
+    Ok(out)
+}
+
+fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
+    match entities {
+        Json::Array(list) => {
+            for (i, e) in list.iter().enumerate() {
+                let path = format!("entities[{i}]");
+                let obj = as_object(e, &path)?;
+                let id = match obj.get("id") {
+                    Some(v) => nonempty_str(v, &format!("{path}.id"))?,
+                    None => return err(&path, "every entity needs an \"id\""),
+                };
+                add_entity(state, id, obj, &format!("entities[\"{id}\"]"))?;
+            }
+        }
+        Json::Object(map) => {
+            for (id, e) in map {
+                let path = format!("entities[\"{id}\"]");
+                if id.is_empty() {
+                    return err(&path, "entity ids must be non-empty");
+                }
+                let obj = as_object(e, &path)?;
+                if let Some(inner) = obj.get("id") {
+                    if inner.as_str() != Some(id) {
+                        return err(&format!("{path}.id"), "must equal the key it is stored under");
+                    }
+                }
+                add_entity(state, id, obj, &path)?;
+            }
+        }
+        _ => return err("entities", "must be an array of entities or an object keyed by id"),
+    }
+    Ok(())
+}
+
+fn add_entity(state: &mut State, id: &str, obj: &Map<String, Json>, path: &str) -> Result<(), LoadError> {
+    only_keys(obj, ENTITY_KEYS, path)?;
+    let mut e = Entity::new(id);
+    if let Some(tags) = obj.get("tags") {
+        e.tags = string_list(tags, &format!("{path}.tags"))?;
+        e.tags.sort();
+        e.tags.dedup();
+    }
+    if let Some(props) = obj.get("props") {
+        as_object(props, &format!("{path}.props"))?;
+        match Value::from_json(props) {
+            Ok(Value::Object(p)) => e.props = p,
+            _ => return err(&format!("{path}.props"), "must be an object of canonical values"),
+        }
+    }
+    if let Some(h) = obj.get("heldBy") {
+        if !h.is_null() {
+            return err(&format!("{path}.heldBy"), "entities start unheld: use null or leave it out");
+        }
+    }
+    if let Some(c) = obj.get("components") {
+        let comps = as_object(c, &format!("{path}.components"))?;
+        for (name, v) in comps {
+            component(&mut e, name, v, &format!("{path}.components.{name}"))?;
+        }
+    }
+    state.insert_entity(e).map_err(|m| LoadError {
+        path: path.to_owned(),
+        message: m,
+    })?;
+    Ok(())
+}
+
+/// Component names a `game.json` entity may carry.
+pub const COMPONENT_NAMES: &[&str] = &[
+    "transform",
+    "grabbable",
+    "stackable",
+    "deck",
+    "button",
+    "flippable",
+    "lockable",
+    "container",
+    "die",
+    "counter",
+    "text",
+    "snap_point",
+    "zone",
+];
+
+fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), LoadError> {
+    let c = &mut e.components;
+    let o = as_object(v, path)?;
+    match name {
+        "transform" => {
+            let full = with_defaults_transform(o, path)?;
+            c.transform = Some(full);
+        }
+        "grabbable" | "stackable" | "deck" | "button" => {
+            only_keys(o, &["enabled"], path)?;
+            let t = Toggle {
+                enabled: opt_bool(o, "enabled", path)?.unwrap_or(true),
+            };
+            match name {
+                "grabbable" => c.grabbable = Some(t),
+                "stackable" => c.stackable = Some(t),
+                "deck" => c.deck = Some(t),
+                _ => c.button = Some(t),
+            }
+        }
+        "flippable" => {
+            only_keys(o, &["flipped"], path)?;
+            c.flippable = Some(opt_bool(o, "flipped", path)?.unwrap_or(false));
+        }
+        "lockable" => {
+            only_keys(o, &["locked"], path)?;
+            c.lockable = Some(opt_bool(o, "locked", path)?.unwrap_or(false));
+        }
+        "container" => {
+            only_keys(o, &["items", "capacity"], path)?;
+            let items = match o.get("items") {
+                Some(v) => string_list(v, &format!("{path}.items"))?,
+                None => Vec::new(),
+            };
+            let capacity = opt_count(o, "capacity", path)?;
+            if let Some(cap) = capacity {
+                if items.len() as u64 > cap {
+                    return err(path, format!("holds {} items but its capacity is {cap}", items.len()));
+                }
+            }
+            c.container = Some(Container {
+                items: items.iter().map(|s| Id::from(s.as_str())).collect(),
+                capacity,
+            });
+        }
+        "die" => c.die = Some(die(o, path)?),
+        "counter" => c.counter = Some(counter(o, path)?),
+        "text" => {
+            only_keys(o, &["value"], path)?;
+            let value = match o.get("value") {
+                None => String::new(),
+                Some(Json::String(s)) => s.clone(),
+                Some(_) => return err(&format!("{path}.value"), "must be a string"),
+            };
+            if value.len() > crate::actions::text::TEXT_BYTES_MAX {
+                return err(&format!("{path}.value"), "text is limited to 4096 UTF-8 bytes");
+            }
+            c.text = Some(value);
+        }
+        "snap_point" => {
+            only_keys(o, &["capacity", "tags", "radius"], path)?;
+            let mut s = SnapPoint {
+                capacity: opt_count(o, "capacity", path)?,
+                ..SnapPoint::default()
+            };
+            if let Some(t) = o.get("tags") {
+                s.tags = string_list(t, &format!("{path}.tags"))?;
+                s.tags.sort();
+                s.tags.dedup();
+            }
+            if let Some(r) = opt_num(o, "radius", path)? {
+                if r < 0.0 {
+                    return err(&format!("{path}.radius"), "must not be negative");
+                }
+                s.radius = r;
+            }
+            c.snap_point = Some(s);
+        }
+        "zone" => {
+            only_keys(o, &["halfExtents"], path)?;
+            let mut z = Zone::default();
+            if let Some(h) = o.get("halfExtents") {
+                z.half_extents = vec3(h, &format!("{path}.halfExtents"))?;
+            }
+            c.zone = Some(z);
+        }
+        _ => {
+            return err(
+                path,
+                format!("unknown component \"{name}\"; known components: {}", COMPONENT_NAMES.join(", ")),
+            )
+        }
+    }
+    Ok(())
+}
+
+fn with_defaults_transform(o: &Map<String, Json>, path: &str) -> Result<Transform, LoadError> {
+    only_keys(o, &["position", "rotation", "scale"], path)?;
+    let d = Transform::default();
+    let mut full = serde_json::json!({
+        "position": {"x": d.position.x, "y": d.position.y, "z": d.position.z},
+        "rotation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0},
+        "scale": {"x": 1.0, "y": 1.0, "z": 1.0},
+    });
+    for (k, v) in o {
+        full[k] = v.clone();
+    }
+    Transform::from_json(&full).map_err(|m| LoadError {
+        path: path.to_owned(),
+        message: m,
+    })
+}
+
+fn die(o: &Map<String, Json>, path: &str) -> Result<Die, LoadError> {
+    only_keys(o, &["faces", "value", "kind"], path)?;
+    let mut d = Die::default();
+    if let Some(k) = o.get("kind") {
+        d.kind = nonempty_str(k, &format!("{path}.kind"))?.to_owned();
+    }
+    if let Some(f) = o.get("faces") {
+        let list = f.as_array().ok_or_else(|| LoadError {
+            path: format!("{path}.faces"),
+            message: "must be an array of numbers or strings".into(),
+        })?;
+        for (i, face) in list.iter().enumerate() {
+            match face {
+                Json::String(s) => d.faces.push(Value::String(s.clone())),
+                Json::Number(n) => match n.as_f64() {
+                    Some(x) if x.is_finite() => d.faces.push(Value::Number(x)),
+                    _ => return err(&format!("{path}.faces[{i}]"), "must be finite"),
+                },
+                _ => return err(&format!("{path}.faces[{i}]"), "a face must be a number or a string"),
+            }
+        }
+    }
+    let faces = d.effective_faces();
+    if faces.is_empty() {
+        return err(path, format!("a die of kind \"{}\" needs a non-empty \"faces\" list", d.kind));
+    }
+    if let Some(v) = o.get("value") {
+        let v = Value::from_json(v).map_err(|m| LoadError {
+            path: format!("{path}.value"),
+            message: m.message,
+        })?;
+        if v != Value::Null && !faces.contains(&v) {
+            return err(&format!("{path}.value"), "must be one of the die's faces (or null)");
+        }
+        d.value = v;
+    }
+    Ok(d)
+}
+
+fn counter(o: &Map<String, Json>, path: &str) -> Result<Counter, LoadError> {
+    only_keys(o, &["value", "min", "max"], path)?;
+    let c = Counter {
+        value: opt_num(o, "value", path)?.unwrap_or(0.0),
+        min: opt_num(o, "min", path)?,
+        max: opt_num(o, "max", path)?,
+    };
+    if let (Some(min), Some(max)) = (c.min, c.max) {
+        if min > max {
+            return err(path, "min must not exceed max");
+        }
+    }
+    if c.clamp(c.value) != c.value {
+        return err(&format!("{path}.value"), "must lie within min and max");
+    }
+    Ok(Counter {
+        value: if c.value == 0.0 { 0.0 } else { c.value },
+        ..c
+    })
+}
+
+fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
+    let map = as_object(stacks, "stacks")?;
+    for (id, s) in map {
+        let path = format!("stacks[\"{id}\"]");
+        if id.is_empty() {
+            return err(&path, "stack ids must be non-empty");
+        }
+        let o = as_object(s, &path)?;
+        only_keys(o, &["items"], &path)?;
+        let items = match o.get("items") {
+            Some(v) => string_list(v, &format!("{path}.items"))?,
+            None => Vec::new(),
+        };
+        if items.is_empty() {
+            return err(&path, "a stack needs at least one item");
+        }
+        let sid = Id::from(id.as_str());
+        let mut ids = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let ipath = format!("{path}.items[{i}]");
+            let key = state.key(item).ok_or_else(|| LoadError {
+                path: ipath.clone(),
+                message: format!("no entity \"{item}\""),
+            })?;
+            let e = state.entity_mut(key).ok_or_else(|| LoadError {
+                path: ipath.clone(),
+                message: "entity vanished".into(),
+            })?;
+            if e.components.stackable.is_none() {
+                return err(&ipath, format!("\"{item}\" needs a stackable component to be stacked"));
+            }
+            if e.placement != Placement::World {
+                return err(&ipath, format!("\"{item}\" is already placed elsewhere"));
+            }
+            e.placement = Placement::Stack(sid.clone());
+            ids.push(e.id.clone());
+        }
+        state.stacks.insert(sid, Stack { items: ids });
+    }
+    Ok(())
+}
+
+/// Resolves container items and snap attachments into placements.
+fn link_containers(state: &mut State) -> Result<(), LoadError> {
+    let holders: Vec<(Id, Vec<Id>)> = state
+        .entities_sorted()
+        .into_iter()
+        .filter_map(|e| e.components.container.as_ref().map(|c| (e.id.clone(), c.items.clone())))
+        .collect();
+    for (cid, items) in holders {
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("entities[\"{cid}\"].components.container.items[{i}]");
+            if *item == cid {
+                return err(&path, "a container cannot hold itself");
+            }
+            let key = state.key(item).ok_or_else(|| LoadError {
+                path: path.clone(),
+                message: format!("no entity \"{item}\""),
+            })?;
+            let e = state.entity_mut(key).ok_or_else(|| LoadError {
+                path: path.clone(),
+                message: "entity vanished".into(),
+            })?;
+            if e.placement != Placement::World {
+                return err(&path, format!("\"{item}\" is already placed elsewhere (an entity has exactly one placement)"));
+            }
+            e.placement = Placement::Container(cid.clone());
+        }
+    }
+    Ok(())
+}
+
+fn as_object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, LoadError> {
+    v.as_object().ok_or_else(|| LoadError {
+        path: path.to_owned(),
+        message: "must be an object".into(),
+    })
+}
+
+fn only_keys(o: &Map<String, Json>, allowed: &[&str], path: &str) -> Result<(), LoadError> {
+    match o.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => err(
+            path,
+            format!("unknown key \"{k}\" (allowed: {})", allowed.join(", ")),
+        ),
+        None => Ok(()),
+    }
+}
+
+fn nonempty_str<'a>(v: &'a Json, path: &str) -> Result<&'a str, LoadError> {
+    match v.as_str() {
+        Some(s) if !s.is_empty() => Ok(s),
+        _ => err(path, "must be a non-empty string"),
+    }
+}
+
+fn string_list(v: &Json, path: &str) -> Result<Vec<String>, LoadError> {
+    let list = v.as_array().ok_or_else(|| LoadError {
+        path: path.to_owned(),
+        message: "must be an array of strings".into(),
+    })?;
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| nonempty_str(s, &format!("{path}[{i}]")).map(str::to_owned))
+        .collect()
+}
+
+fn opt_bool(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<bool>, LoadError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some(Json::Bool(b)) => Ok(Some(*b)),
+        Some(_) => err(&format!("{path}.{key}"), "must be true or false"),
+    }
+}
+
+fn opt_num(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<f64>, LoadError> {
+    match o.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n.is_finite() => Ok(Some(n)),
+            _ => err(&format!("{path}.{key}"), "must be a finite number or null"),
+        },
+    }
+}
+
+fn opt_count(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<u64>, LoadError> {
+    match o.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| LoadError {
+            path: format!("{path}.{key}"),
+            message: "must be a non-negative integer or null".into(),
+        }),
+    }
+}
+
+fn vec3(v: &Json, path: &str) -> Result<Vec3, LoadError> {
+    let o = as_object(v, path)?;
+    only_keys(o, &["x", "y", "z"], path)?;
+    let get = |k: &str| -> Result<f64, LoadError> {
+        match opt_num(o, k, path)? {
+            Some(n) if n >= 0.0 => Ok(n),
+            _ => err(&format!("{path}.{k}"), "must be a non-negative finite number"),
+        }
+    };
+    Ok(Vec3 {
+        x: get("x")?,
+        y: get("y")?,
+        z: get("z")?,
+    })
+}

@@ -1,0 +1,538 @@
+//! Canonical state: players, seats, settings, entities with components,
+//! stacks, prompts, timers, storage and the RNG.
+//!
+//! Entities live in a [`SlotMap`] (generational keys: a stale handle can never
+//! reach a different entity) with an id index beside it. Every canonical walk
+//! goes in id order; the index is only ever used for lookups.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use slotmap::{new_key_type, SlotMap};
+
+use crate::rng::Rng;
+use crate::transform::{Transform, Vec3};
+use crate::value::{object, Value};
+
+/// A shared, cheaply cloned identifier (player, seat, entity, stack, …).
+pub type Id = Arc<str>;
+
+new_key_type! {
+    /// Generational handle of an entity. Outlives nothing: once the entity is
+    /// gone, lookups with the key return `None`.
+    pub struct EntityKey;
+}
+
+/// The kernel version this crate implements.
+pub const KERNEL_VERSION: u32 = 1;
+
+/// A joined player.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Player {
+    /// Display name, when given at join.
+    pub name: Option<String>,
+}
+
+/// A `stackable`, `deck`, `grabbable` or `button` component.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Toggle {
+    /// Whether the component currently takes part in the rules.
+    pub enabled: bool,
+}
+
+impl Default for Toggle {
+    fn default() -> Self {
+        Toggle { enabled: true }
+    }
+}
+
+/// An ordered container (last item = top for decks).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Container {
+    /// Entity ids, bottom first.
+    pub items: Vec<Id>,
+    /// Maximum number of items, or unbounded.
+    pub capacity: Option<u64>,
+}
+
+/// A die.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Die {
+    /// Ordered faces: finite numbers or strings.
+    pub faces: Vec<Value>,
+    /// The face showing, or `null` before the first roll.
+    pub value: Value,
+    /// Kind; `standard_d6` falls back to faces 1..6 when `faces` is empty.
+    pub kind: String,
+}
+
+impl Default for Die {
+    fn default() -> Self {
+        Die {
+            faces: Vec::new(),
+            value: Value::Null,
+            kind: STANDARD_D6.into(),
+        }
+    }
+}
+
+/// The die kind whose faces default to 1..6.
+pub const STANDARD_D6: &str = "standard_d6";
+
+impl Die {
+    /// The faces a roll chooses from: `faces`, or 1..6 for an empty
+    /// `standard_d6`.
+    pub fn effective_faces(&self) -> Vec<Value> {
+        if self.faces.is_empty() && self.kind == STANDARD_D6 {
+            (1..=6).map(|n| Value::Number(f64::from(n))).collect()
+        } else {
+            self.faces.clone()
+        }
+    }
+}
+
+/// A numeric counter with optional bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Counter {
+    /// Current value.
+    pub value: f64,
+    /// Lower bound, inclusive.
+    pub min: Option<f64>,
+    /// Upper bound, inclusive.
+    pub max: Option<f64>,
+}
+
+impl Counter {
+    /// Clamps to the bounds and turns `-0` into `0`.
+    pub fn clamp(&self, v: f64) -> f64 {
+        let mut v = v;
+        if let Some(min) = self.min {
+            v = v.max(min);
+        }
+        if let Some(max) = self.max {
+            v = v.min(max);
+        }
+        if v == 0.0 {
+            0.0
+        } else {
+            v
+        }
+    }
+}
+
+/// A snap point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapPoint {
+    /// Maximum attachments, or unbounded.
+    pub capacity: Option<u64>,
+    /// Tags an entity must share one of (when non-empty).
+    pub tags: Vec<String>,
+    /// Capture radius.
+    pub radius: f64,
+    /// Attached entity ids, in EntityId order.
+    pub attached: Vec<Id>,
+}
+
+impl Default for SnapPoint {
+    fn default() -> Self {
+        SnapPoint {
+            capacity: None,
+            tags: Vec::new(),
+            radius: 1.0,
+            attached: Vec::new(),
+        }
+    }
+}
+
+/// An axis-aligned zone around its entity's transform position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Zone {
+    /// Half extents of the box.
+    pub half_extents: Vec3,
+    /// Member entity ids, sorted.
+    pub members: Vec<Id>,
+}
+
+impl Default for Zone {
+    fn default() -> Self {
+        Zone {
+            half_extents: Vec3 {
+                x: 1.0,
+                y: 1.0,
+                z: 1.0,
+            },
+            members: Vec::new(),
+        }
+    }
+}
+
+/// An entity's components. Absent components are `None`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Components {
+    /// Position, rotation, scale.
+    pub transform: Option<Transform>,
+    /// Can be picked up.
+    pub grabbable: Option<Toggle>,
+    /// Can join stacks.
+    pub stackable: Option<Toggle>,
+    /// Is a deck (with `container`).
+    pub deck: Option<Toggle>,
+    /// Can be pressed.
+    pub button: Option<Toggle>,
+    /// Can be flipped; holds `flipped`.
+    pub flippable: Option<bool>,
+    /// Can be locked; holds `locked`.
+    pub lockable: Option<bool>,
+    /// Ordered items.
+    pub container: Option<Container>,
+    /// A die.
+    pub die: Option<Die>,
+    /// A counter.
+    pub counter: Option<Counter>,
+    /// A text value (≤ 4,096 UTF-8 bytes).
+    pub text: Option<String>,
+    /// A snap point.
+    pub snap_point: Option<SnapPoint>,
+    /// A zone.
+    pub zone: Option<Zone>,
+}
+
+/// Where an entity is. Exclusive: exactly one of these.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// Free on the table (or nowhere, for entities without a transform).
+    #[default]
+    World,
+    /// Inside the container entity with this id.
+    Container(Id),
+    /// Attached to the snap point entity with this id.
+    Snap(Id),
+    /// In the stack with this id.
+    Stack(Id),
+}
+
+/// An entity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entity {
+    /// Unique id; never reused.
+    pub id: Id,
+    /// Tags, sorted and unique.
+    pub tags: Vec<String>,
+    /// Creator properties (canonical values).
+    pub props: BTreeMap<String, Value>,
+    /// The player holding it, if any.
+    pub held_by: Option<Id>,
+    /// Components.
+    pub components: Components,
+    /// Derived from containers, snap points and stacks; not serialized.
+    pub placement: Placement,
+}
+
+impl Entity {
+    /// A bare entity with the given id.
+    pub fn new(id: &str) -> Entity {
+        Entity {
+            id: Id::from(id),
+            tags: Vec::new(),
+            props: BTreeMap::new(),
+            held_by: None,
+            components: Components::default(),
+            placement: Placement::World,
+        }
+    }
+}
+
+/// A stack record; items bottom → top.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Stack {
+    /// Entity ids, bottom first.
+    pub items: Vec<Id>,
+}
+
+/// A prompt (created by scripts, answered by players).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prompt {
+    /// Full canonical record (kind, playerId, title, choices, status, …).
+    pub record: BTreeMap<String, Value>,
+}
+
+/// A one-shot timer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timer {
+    /// Full canonical record (delay, callback, scriptId, bindingId, status, …).
+    pub record: BTreeMap<String, Value>,
+}
+
+/// The whole canonical state of a room.
+#[derive(Clone, Debug)]
+pub struct State {
+    /// Next sequence to assign.
+    pub sequence: u64,
+    /// Flat room settings.
+    pub settings: BTreeMap<String, Value>,
+    /// Joined players by id.
+    pub players: BTreeMap<Id, Player>,
+    /// Seats by id; `None` for an empty seat.
+    pub seats: BTreeMap<Id, Option<Id>>,
+    pub(crate) entities: SlotMap<EntityKey, Entity>,
+    pub(crate) index: HashMap<Id, EntityKey>,
+    /// Stacks by id.
+    pub stacks: BTreeMap<Id, Stack>,
+    /// Prompts by id.
+    pub prompts: BTreeMap<Id, Prompt>,
+    /// Timers by id.
+    pub timers: BTreeMap<Id, Timer>,
+    /// Per-script canonical storage, by script id.
+    pub storage: BTreeMap<String, Value>,
+    /// The canonical RNG.
+    pub rng: Rng,
+}
+
+impl State {
+    /// An empty room seeded with `seed`.
+    pub fn new(seed: u64) -> State {
+        State {
+            sequence: 0,
+            settings: BTreeMap::new(),
+            players: BTreeMap::new(),
+            seats: BTreeMap::new(),
+            entities: SlotMap::with_key(),
+            index: HashMap::new(),
+            stacks: BTreeMap::new(),
+            prompts: BTreeMap::new(),
+            timers: BTreeMap::new(),
+            storage: BTreeMap::new(),
+            rng: Rng::from_seed(seed),
+        }
+    }
+
+    /// The handle of the entity with this id.
+    pub fn key(&self, id: &str) -> Option<EntityKey> {
+        self.index.get(id).copied()
+    }
+
+    /// The entity behind a handle; `None` once it is gone.
+    pub fn get(&self, key: EntityKey) -> Option<&Entity> {
+        self.entities.get(key)
+    }
+
+    /// The entity with this id.
+    pub fn entity(&self, id: &str) -> Option<&Entity> {
+        self.key(id).and_then(|k| self.entities.get(k))
+    }
+
+    /// Number of entities.
+    pub fn entity_count(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// All entities in ascending id order.
+    pub fn entities_sorted(&self) -> Vec<&Entity> {
+        let mut all: Vec<&Entity> = self.entities.values().collect();
+        all.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        all
+    }
+
+    /// Adds an entity. Used while building a room.
+    ///
+    /// # Errors
+    /// The id is already taken.
+    pub fn insert_entity(&mut self, entity: Entity) -> Result<EntityKey, String> {
+        if self.index.contains_key(&entity.id) {
+            return Err(format!("entity id \"{}\" is used twice", entity.id));
+        }
+        let id = entity.id.clone();
+        let key = self.entities.insert(entity);
+        self.index.insert(id, key);
+        Ok(key)
+    }
+
+    pub(crate) fn entity_mut(&mut self, key: EntityKey) -> Option<&mut Entity> {
+        self.entities.get_mut(key)
+    }
+
+    /// The canonical document. With `include_sequence` false this is the
+    /// gameplay document the state hash covers.
+    pub fn to_value(&self, include_sequence: bool) -> Value {
+        let mut top = BTreeMap::new();
+        top.insert(
+            "kernelVersion".to_owned(),
+            Value::Number(f64::from(KERNEL_VERSION)),
+        );
+        if include_sequence {
+            top.insert("sequence".to_owned(), Value::Number(self.sequence as f64));
+        }
+        top.insert("settings".to_owned(), Value::Object(self.settings.clone()));
+        top.insert(
+            "players".to_owned(),
+            id_map(&self.players, |p| {
+                object([("name", Value::from(p.name.clone()))])
+            }),
+        );
+        top.insert(
+            "seats".to_owned(),
+            id_map(&self.seats, |p| Value::from(p.as_deref())),
+        );
+        top.insert(
+            "entities".to_owned(),
+            Value::Object(
+                self.entities
+                    .values()
+                    .map(|e| (e.id.to_string(), entity_value(e)))
+                    .collect(),
+            ),
+        );
+        top.insert(
+            "stacks".to_owned(),
+            id_map(&self.stacks, |s| object([("items", ids(&s.items))])),
+        );
+        top.insert(
+            "prompts".to_owned(),
+            id_map(&self.prompts, |p| Value::Object(p.record.clone())),
+        );
+        top.insert(
+            "timers".to_owned(),
+            id_map(&self.timers, |t| Value::Object(t.record.clone())),
+        );
+        top.insert("storage".to_owned(), Value::Object(self.storage.clone()));
+        top.insert("rng".to_owned(), self.rng.to_value());
+        Value::Object(top)
+    }
+
+    /// The full canonical JSON (with `sequence`), as `--state-out` writes it.
+    pub fn canonical_json(&self) -> String {
+        self.to_value(true).to_canonical_json()
+    }
+
+    /// blake3 (hex) of the canonical JSON of the gameplay document: every
+    /// field except `sequence`, so a rejected action leaves it unchanged.
+    pub fn hash(&self) -> String {
+        let bytes = self.to_value(false).to_canonical_json();
+        blake3::hash(bytes.as_bytes()).to_hex().to_string()
+    }
+}
+
+fn id_map<T>(map: &BTreeMap<Id, T>, f: impl Fn(&T) -> Value) -> Value {
+    Value::Object(map.iter().map(|(k, v)| (k.to_string(), f(v))).collect())
+}
+
+/// A list of ids as a canonical array.
+pub fn ids(items: &[Id]) -> Value {
+    Value::Array(items.iter().map(|i| Value::String(i.to_string())).collect())
+}
+
+fn opt_num(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, Value::Number)
+}
+
+fn opt_count(v: Option<u64>) -> Value {
+    v.map_or(Value::Null, |n| Value::Number(n as f64))
+}
+
+fn toggle(t: Toggle) -> Value {
+    object([("enabled", Value::Bool(t.enabled))])
+}
+
+/// The canonical form of one entity.
+pub fn entity_value(e: &Entity) -> Value {
+    let c = &e.components;
+    let mut comps = BTreeMap::new();
+    let mut put = |k: &str, v: Value| {
+        comps.insert(k.to_owned(), v);
+    };
+    if let Some(t) = &c.transform {
+        put("transform", t.to_value());
+    }
+    for (name, t) in [
+        ("grabbable", c.grabbable),
+        ("stackable", c.stackable),
+        ("deck", c.deck),
+        ("button", c.button),
+    ] {
+        if let Some(t) = t {
+            put(name, toggle(t));
+        }
+    }
+    if let Some(f) = c.flippable {
+        put("flippable", object([("flipped", Value::Bool(f))]));
+    }
+    if let Some(l) = c.lockable {
+        put("lockable", object([("locked", Value::Bool(l))]));
+    }
+    if let Some(k) = &c.container {
+        put(
+            "container",
+            object([("items", ids(&k.items)), ("capacity", opt_count(k.capacity))]),
+        );
+    }
+    if let Some(d) = &c.die {
+        put(
+            "die",
+            object([
+                ("faces", Value::Array(d.faces.clone())),
+                ("value", d.value.clone()),
+                ("kind", Value::from(d.kind.as_str())),
+            ]),
+        );
+    }
+    if let Some(k) = &c.counter {
+        put(
+            "counter",
+            object([
+                ("value", Value::Number(k.value)),
+                ("min", opt_num(k.min)),
+                ("max", opt_num(k.max)),
+            ]),
+        );
+    }
+    if let Some(t) = &c.text {
+        put("text", object([("value", Value::from(t.as_str()))]));
+    }
+    if let Some(s) = &c.snap_point {
+        put(
+            "snap_point",
+            object([
+                ("capacity", opt_count(s.capacity)),
+                (
+                    "tags",
+                    Value::Array(s.tags.iter().map(|t| Value::from(t.as_str())).collect()),
+                ),
+                ("radius", Value::Number(s.radius)),
+                ("attached", ids(&s.attached)),
+            ]),
+        );
+    }
+    if let Some(z) = &c.zone {
+        let h = z.half_extents;
+        put(
+            "zone",
+            object([
+                (
+                    "halfExtents",
+                    object([
+                        ("x", Value::Number(h.x)),
+                        ("y", Value::Number(h.y)),
+                        ("z", Value::Number(h.z)),
+                    ]),
+                ),
+                ("members", ids(&z.members)),
+            ]),
+        );
+    }
+    object([
+        ("id", Value::from(&*e.id)),
+        (
+            "tags",
+            Value::Array(e.tags.iter().map(|t| Value::from(t.as_str())).collect()),
+        ),
+        ("props", Value::Object(e.props.clone())),
+        ("heldBy", Value::from(e.held_by.as_deref())),
+        ("components", Value::Object(comps)),
+    ])
+}
+
+impl From<&Id> for Value {
+    fn from(id: &Id) -> Self {
+        Value::String(id.to_string())
+    }
+}

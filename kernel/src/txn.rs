@@ -1,0 +1,258 @@
+//! The transaction: every mutation goes through it and leaves an undo record,
+//! so rollback costs what the transaction touched, never the table size.
+//!
+//! A `Txn` is used up: [`Txn::commit`] keeps the changes and hands back the
+//! buffered events; [`Txn::rollback`] (also what `Drop` does to an unfinished
+//! transaction) restores every touched field in reverse order.
+
+use std::collections::BTreeMap;
+
+use crate::event::{Event, EventKind, ScriptFailure};
+use crate::kernel::Limits;
+use crate::rng::Rng;
+use crate::state::{Entity, EntityKey, Id, Player, State};
+use crate::value::Value;
+
+/// One reversible change.
+#[derive(Debug)]
+enum Undo {
+    /// A whole-entity snapshot, for structural changes.
+    Entity(EntityKey, Box<Entity>),
+    Counter(EntityKey, f64),
+    Flipped(EntityKey, bool),
+    Locked(EntityKey, bool),
+    HeldBy(EntityKey, Option<Id>),
+    Player(Id, Option<Player>),
+    Seat(Id, Option<Option<Id>>),
+    Settings(BTreeMap<String, Value>),
+    Rng(Rng),
+    Storage(String, Option<Value>),
+}
+
+/// Why a transaction is doomed even if the script swallowed the error.
+#[derive(Clone, Debug)]
+pub(crate) struct Poison {
+    pub failure: ScriptFailure,
+}
+
+/// An open transaction over the room state.
+pub struct Txn<'s> {
+    state: &'s mut State,
+    undo: Vec<Undo>,
+    rng_saved: bool,
+    pub(crate) events: Vec<Event>,
+    pub(crate) event_depths: Vec<u32>,
+    pub(crate) depth: u32,
+    pub(crate) subcommands: u32,
+    pub(crate) poison: Option<Poison>,
+    pub(crate) limits: Limits,
+    seq: u64,
+    action_id: Id,
+    finished: bool,
+}
+
+impl<'s> Txn<'s> {
+    pub(crate) fn begin(state: &'s mut State, seq: u64, action_id: Id, limits: Limits) -> Txn<'s> {
+        Txn {
+            state,
+            undo: Vec::new(),
+            rng_saved: false,
+            events: Vec::new(),
+            event_depths: Vec::new(),
+            depth: 0,
+            subcommands: 0,
+            poison: None,
+            limits,
+            seq,
+            action_id,
+            finished: false,
+        }
+    }
+
+    /// Read access to the state as the transaction sees it.
+    pub fn state(&self) -> &State {
+        self.state
+    }
+
+    /// The sequence of the top-level action.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The id of the top-level action.
+    pub fn action_id(&self) -> &Id {
+        &self.action_id
+    }
+
+    /// Buffers an event; it reaches the log only on commit.
+    pub(crate) fn emit(&mut self, kind: EventKind) {
+        self.events.push(Event {
+            seq: self.seq,
+            action_id: self.action_id.clone(),
+            kind,
+        });
+        self.event_depths.push(self.depth);
+    }
+
+    /// Keeps every change and returns the events in emission order.
+    pub(crate) fn commit(mut self) -> Vec<Event> {
+        self.finished = true;
+        self.undo.clear();
+        std::mem::take(&mut self.events)
+    }
+
+    /// Restores every touched field, newest change first.
+    pub(crate) fn rollback(mut self) {
+        self.undo_all();
+        self.finished = true;
+    }
+
+    fn undo_all(&mut self) {
+        while let Some(u) = self.undo.pop() {
+            let st = &mut *self.state;
+            match u {
+                Undo::Entity(k, e) => {
+                    if let Some(slot) = st.entity_mut(k) {
+                        *slot = *e;
+                    }
+                }
+                Undo::Counter(k, v) => {
+                    if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
+                        c.value = v;
+                    }
+                }
+                Undo::Flipped(k, v) => {
+                    if let Some(e) = st.entity_mut(k) {
+                        e.components.flippable = Some(v);
+                    }
+                }
+                Undo::Locked(k, v) => {
+                    if let Some(e) = st.entity_mut(k) {
+                        e.components.lockable = Some(v);
+                    }
+                }
+                Undo::HeldBy(k, v) => {
+                    if let Some(e) = st.entity_mut(k) {
+                        e.held_by = v;
+                    }
+                }
+                Undo::Player(id, prev) => {
+                    match prev {
+                        Some(p) => st.players.insert(id, p),
+                        None => st.players.remove(&id),
+                    };
+                }
+                Undo::Seat(id, prev) => {
+                    match prev {
+                        Some(p) => st.seats.insert(id, p),
+                        None => st.seats.remove(&id),
+                    };
+                }
+                Undo::Settings(s) => st.settings = s,
+                Undo::Rng(r) => st.rng = r,
+                Undo::Storage(k, prev) => {
+                    match prev {
+                        Some(v) => st.storage.insert(k, v),
+                        None => st.storage.remove(&k),
+                    };
+                }
+            }
+        }
+        self.rng_saved = false;
+    }
+
+    // ---- mutations (each records its undo first) ----
+
+    /// Mutable access to a whole entity, snapshotting it first. Use the
+    /// narrow setters below on hot paths.
+    pub(crate) fn entity_mut(&mut self, key: EntityKey) -> Option<&mut Entity> {
+        let snapshot = Box::new(self.state.get(key)?.clone());
+        self.undo.push(Undo::Entity(key, snapshot));
+        self.state.entity_mut(key)
+    }
+
+    pub(crate) fn set_counter(&mut self, key: EntityKey, value: f64) {
+        if let Some(c) = self
+            .state
+            .entity_mut(key)
+            .and_then(|e| e.components.counter.as_mut())
+        {
+            self.undo.push(Undo::Counter(key, c.value));
+            c.value = value;
+        }
+    }
+
+    pub(crate) fn set_flipped(&mut self, key: EntityKey, flipped: bool) {
+        if let Some(e) = self.state.entity_mut(key) {
+            if let Some(prev) = e.components.flippable {
+                self.undo.push(Undo::Flipped(key, prev));
+                e.components.flippable = Some(flipped);
+            }
+        }
+    }
+
+    pub(crate) fn set_locked(&mut self, key: EntityKey, locked: bool) {
+        if let Some(e) = self.state.entity_mut(key) {
+            if let Some(prev) = e.components.lockable {
+                self.undo.push(Undo::Locked(key, prev));
+                e.components.lockable = Some(locked);
+            }
+        }
+    }
+
+    pub(crate) fn set_held_by(&mut self, key: EntityKey, holder: Option<Id>) {
+        if let Some(e) = self.state.entity_mut(key) {
+            let prev = std::mem::replace(&mut e.held_by, holder);
+            self.undo.push(Undo::HeldBy(key, prev));
+        }
+    }
+
+    pub(crate) fn set_player(&mut self, id: Id, player: Option<Player>) {
+        let prev = match player {
+            Some(p) => self.state.players.insert(id.clone(), p),
+            None => self.state.players.remove(&id),
+        };
+        self.undo.push(Undo::Player(id, prev));
+    }
+
+    pub(crate) fn set_seat(&mut self, id: Id, occupant: Option<Id>) {
+        let prev = self.state.seats.insert(id.clone(), occupant);
+        self.undo.push(Undo::Seat(id, prev));
+    }
+
+    pub(crate) fn set_settings(&mut self, settings: BTreeMap<String, Value>) {
+        let prev = std::mem::replace(&mut self.state.settings, settings);
+        self.undo.push(Undo::Settings(prev));
+    }
+
+    /// The RNG, saved once per transaction before its first use.
+    pub(crate) fn rng(&mut self) -> &mut Rng {
+        if !self.rng_saved {
+            self.undo.push(Undo::Rng(self.state.rng.clone()));
+            self.rng_saved = true;
+        }
+        &mut self.state.rng
+    }
+
+    /// Sets (or with `None`, removes) a script's canonical storage value.
+    pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {
+        let prev = match value {
+            Some(v) => self.state.storage.insert(script_id.to_owned(), v),
+            None => self.state.storage.remove(script_id),
+        };
+        self.undo.push(Undo::Storage(script_id.to_owned(), prev));
+    }
+
+    /// How many undo records the transaction holds (what rollback will cost).
+    pub fn touched(&self) -> usize {
+        self.undo.len()
+    }
+}
+
+impl Drop for Txn<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.undo_all();
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! `digipology`: run, test and inspect deterministic tabletop games.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod error;
+mod jsonl;
+mod package;
+mod room;
+
+use error::CliError;
+use package::Package;
+use room::Room;
+
+#[derive(Parser)]
+#[command(name = "digipology", version, about = "Deterministic scripted tabletop games, headless")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start a room for GAME and process ordered actions; events go out as JSONL.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The game folder (holding game.json) or the game.json file.
+    game: PathBuf,
+    /// Room seed for the canonical RNG.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Players to join and seat in seat order, comma-separated (p1,p2).
+    /// Default without --actions: one player per seat, named p1, p2, ...
+    #[arg(long, value_delimiter = ',')]
+    players: Option<Vec<String>>,
+    /// Ordered actions, one JSON object per line ('-' for standard input).
+    #[arg(long)]
+    actions: Option<PathBuf>,
+    /// Where events go, as JSONL ('-' for standard output, the default).
+    #[arg(long, default_value = "-")]
+    events: String,
+    /// Write the final canonical state (RFC 8785 JSON) to this file.
+    #[arg(long)]
+    state_out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!(
+            "digipology: internal error ({info}). This is a bug in digipology, not in your game; please report it with the command you ran."
+        );
+    }));
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("digipology: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &RunArgs) -> Result<(), CliError> {
+    let package = Package::load(&args.game)?;
+    let state = package.initial_state(args.seed)?;
+    let mut room = Room::new(state);
+    let mut sink = open_events(&args.events)?;
+    let seats = package.seats();
+    let players = match (&args.players, &args.actions) {
+        (Some(p), _) => p.clone(),
+        (None, None) => (1..=seats.len()).map(|i| format!("p{i}")).collect(),
+        (None, Some(_)) => Vec::new(),
+    };
+    let events_path = PathBuf::from(&args.events);
+    let io_err = |e: io::Error| CliError::Io {
+        path: events_path.clone(),
+        message: e.to_string(),
+    };
+    let setup = |room: &mut Room, file_starts_game: bool, out: &mut dyn Write| -> io::Result<()> {
+        if !file_starts_game {
+            room.start(out)?;
+        }
+        room.seat_players(&players, &seats, out)
+    };
+    match &args.actions {
+        None => setup(&mut room, false, &mut sink).map_err(io_err)?,
+        Some(path) if path == Path::new("-") => {
+            let stdin = io::stdin().lock();
+            room.run_lines(stdin, setup, &mut sink).map_err(io_err)?;
+        }
+        Some(path) => {
+            let file = File::open(path).map_err(|e| CliError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            room.run_lines(BufReader::new(file), setup, &mut sink)
+                .map_err(io_err)?;
+        }
+    }
+    sink.flush().map_err(io_err)?;
+    if let Some(path) = &args.state_out {
+        std::fs::write(path, room.kernel().state().canonical_json()).map_err(|e| CliError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    eprintln!(
+            "digipology: {} actions ({} rejected), state hash {}",
+            room.processed,
+            room.rejected,
+        room.kernel().state_hash()
+    );
+    Ok(())
+}
+
+fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {
+    if dest == "-" {
+        return Ok(Box::new(BufWriter::new(io::stdout().lock())));
+    }
+    let file = File::create(dest).map_err(|e| CliError::Io {
+        path: PathBuf::from(dest),
+        message: e.to_string(),
+    })?;
+    Ok(Box::new(BufWriter::new(file)))
+}
