@@ -1,0 +1,116 @@
+//! The ordered-action envelope (DESIGN §3): anything unusable is consumed as
+//! `malformed_action`, never a crash, never a state change.
+
+mod common;
+
+use common::*;
+use digipology_kernel::{Kernel, NoScripts};
+use serde_json::json;
+
+fn line_rejected(k: &mut Kernel, line: &str, code: &str) -> String {
+    let hash = k.state_hash();
+    let seq = k.state().sequence;
+    let out = k.process_line(line, &mut NoScripts);
+    let ev = events(&out);
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!(ev[0].0, "action.rejected");
+    assert_eq!(ev[0].1["code"], json!(code), "{line:.200}: {ev:?}");
+    assert_eq!(k.state_hash(), hash);
+    assert_eq!(k.state().sequence, seq + 1);
+    ev[0].1["message"].as_str().unwrap_or("").to_owned()
+}
+
+#[test]
+fn malformed_lines_are_consumed_and_rejected() {
+    let mut k = table();
+    for line in [
+        "not json",
+        "{",
+        "[]",
+        "42",
+        "null",
+        r#"{"source":{"kind":"system"},"payload":{}}"#,
+        r#"{"type":"counter.add","payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"}}"#,
+        r#"{"type":7,"source":{"kind":"system"},"payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"robot"},"payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"player"},"payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"player","playerId":"p1","extra":1},"payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"script","scriptId":"s"},"payload":{}}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":[]}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":{},"extra":true}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":{},"actionId":5}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":{},"at":-1}"#,
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":{},"at":1.5}"#,
+    ] {
+        line_rejected(&mut k, line, "malformed_action");
+    }
+}
+
+#[test]
+fn the_rejection_names_the_action_type_and_id_when_readable() {
+    let mut k = table();
+    let out = k.process_line(r#"{"type":"counter.add","actionId":"mine","payload":{}}"#, &mut NoScripts);
+    let ev = events(&out);
+    assert_eq!(ev[0].1["actionType"], json!("counter.add"));
+    assert_eq!(&*out.action_id, "mine");
+    let out = k.process_line("garbage", &mut NoScripts);
+    assert_eq!(events(&out)[0].1["actionType"], json!(null));
+    assert_eq!(&*out.action_id, format!("a{}", out.seq).as_str());
+}
+
+#[test]
+fn unknown_types_are_rejected_before_anything_else() {
+    let mut k = table();
+    // Even with a wrong source and unknown keys, the type is checked first.
+    let msg = line_rejected(
+        &mut k,
+        r#"{"type":"entity.teleport","source":{"kind":"system"},"payload":{"x":1}}"#,
+        "unknown_action_type",
+    );
+    assert!(msg.contains("entity.teleport"));
+    // Registry rows kernel v1 has not registered yet are unknown too.
+    line_rejected(&mut k, r#"{"type":"deck.deal","source":{"kind":"system"},"payload":{}}"#, "unknown_action_type");
+}
+
+#[test]
+fn a_ten_megabyte_string_is_an_ordinary_rejection() {
+    let mut k = table();
+    let big = "x".repeat(10 * 1024 * 1024);
+    let line = json!({"type": "text.set", "source": {"kind": "script", "scriptId": "s", "bindingId": "b"},
+                      "payload": {"entityId": "sign", "value": big}})
+    .to_string();
+    line_rejected(&mut k, &line, "text_too_long");
+    let line = json!({"type": "counter.add", "source": {"kind": "player", "playerId": "p1"},
+                      "payload": {"entityId": big, "amount": 1}})
+    .to_string();
+    line_rejected(&mut k, &line, "entity_not_found");
+}
+
+#[test]
+fn deeply_nested_payloads_are_rejected_without_overflowing_the_stack() {
+    let mut k = table();
+    let depth = 100_000;
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let line = format!(
+        r#"{{"type":"counter.add","source":{{"kind":"player","playerId":"p1"}},"payload":{{"entityId":"score","amount":{nested}}}}}"#
+    );
+    line_rejected(&mut k, &line, "malformed_action");
+    // Shallow enough to parse, but still not a number.
+    let nested = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    let line = format!(
+        r#"{{"type":"counter.add","source":{{"kind":"player","playerId":"p1"}},"payload":{{"entityId":"score","amount":{nested}}}}}"#
+    );
+    line_rejected(&mut k, &line, "invalid_type");
+}
+
+#[test]
+fn an_action_id_given_by_the_caller_is_kept_on_every_event() {
+    let mut k = table();
+    let out = k.process_line(
+        r#"{"type":"counter.add","actionId":"click-17","source":{"kind":"player","playerId":"p1"},"payload":{"entityId":"score","amount":1}}"#,
+        &mut NoScripts,
+    );
+    assert!(out.accepted());
+    assert!(out.events.iter().all(|e| &*e.action_id == "click-17"));
+}
