@@ -22,7 +22,8 @@ impl Package {
     /// # Errors
     /// A missing file, unreadable file or invalid JSON, naming the file.
     pub fn load(path: &Path) -> Result<Package, CliError> {
-        let manifest = if path.is_dir() {
+        let is_manifest = path.is_file() || path.extension().is_some_and(|e| e == "json");
+        let manifest = if !is_manifest {
             path.join("game.json")
         } else {
             path.to_path_buf()
@@ -30,7 +31,7 @@ impl Package {
         let text = fs::read_to_string(&manifest).map_err(|e| CliError::Io {
             path: manifest.clone(),
             message: if e.kind() == std::io::ErrorKind::NotFound {
-                "not found: a game folder must contain game.json".into()
+                "not found (GAME is a folder holding game.json, or the game.json file itself; check the path)".into()
             } else {
                 e.to_string()
             },

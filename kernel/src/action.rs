@@ -3,6 +3,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::reject::{reject, RejectCode, Rejection};
+use crate::state::Id;
 
 /// Who issued an action.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +53,7 @@ pub struct Action {
     /// The payload object.
     pub payload: Map<String, Json>,
     /// Caller-chosen id; the kernel assigns `a<sequence>` when absent.
-    pub action_id: Option<String>,
+    pub action_id: Option<Id>,
     /// Virtual room time in milliseconds (host clock).
     pub at: Option<i64>,
 }
@@ -106,7 +107,7 @@ impl Action {
         };
         let action_id = match obj.get("actionId") {
             None => None,
-            Some(Json::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Json::String(s)) if !s.is_empty() => Some(Id::from(s.as_str())),
             Some(_) => {
                 return reject(
                     RejectCode::MalformedAction,

@@ -1,8 +1,10 @@
 //! Events: what the kernel emits, one JSONL line each.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
-use crate::reject::RejectCode;
+use crate::reject::Rejection;
 use crate::state::{ids, Id};
 use crate::value::{object, write_string, Value};
 
@@ -164,11 +166,9 @@ pub enum EventKind {
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected {
         /// The action's type, when one could be read.
-        action_type: Option<String>,
-        /// Stable code.
-        code: RejectCode,
-        /// Explanation.
-        message: String,
+        action_type: Option<Cow<'static, str>>,
+        /// Code and message.
+        rejection: Rejection,
     },
     /// `script.error` (follows `action.rejected` with code `script_error`).
     ScriptError {
@@ -292,12 +292,11 @@ impl EventKind {
             ]),
             EventKind::ActionRejected {
                 action_type,
-                code,
-                message,
+                rejection,
             } => object([
-                ("actionType", Value::from(action_type.clone())),
-                ("code", Value::from(code.as_str())),
-                ("message", Value::from(message.as_str())),
+                ("actionType", Value::from(action_type.as_deref())),
+                ("code", Value::from(rejection.code.as_str())),
+                ("message", Value::from(rejection.message.as_str())),
             ]),
             EventKind::ScriptError { failure, sequence } => object([
                 ("scriptId", Value::from(failure.script_id.as_str())),
@@ -315,13 +314,39 @@ impl EventKind {
     }
 }
 
+/// An action's id: given by the caller, or `a<sequence>` assigned by the
+/// kernel (kept as the number, so assigning it costs no allocation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActionId {
+    /// Assigned: written `a<sequence>`.
+    Auto(u64),
+    /// Given by the caller.
+    Given(Id),
+}
+
+impl ActionId {
+    /// The given id, or `a<seq>`.
+    pub fn new(given: Option<&Id>, seq: u64) -> ActionId {
+        given.map_or(ActionId::Auto(seq), |id| ActionId::Given(id.clone()))
+    }
+}
+
+impl fmt::Display for ActionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ActionId::Auto(seq) => write!(f, "a{seq}"),
+            ActionId::Given(id) => f.write_str(id),
+        }
+    }
+}
+
 /// An emitted event.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// Sequence of the top-level action that produced it.
     pub seq: u64,
     /// That action's id.
-    pub action_id: Id,
+    pub action_id: ActionId,
     /// What happened.
     pub kind: EventKind,
 }
@@ -339,7 +364,14 @@ impl Event {
         out.push_str("{\"seq\":");
         out.push_str(&self.seq.to_string());
         out.push_str(",\"actionId\":");
-        write_string(&self.action_id, &mut out);
+        match &self.action_id {
+            ActionId::Given(id) => write_string(id, &mut out),
+            ActionId::Auto(seq) => {
+                out.push_str("\"a");
+                out.push_str(&seq.to_string());
+                out.push('"');
+            }
+        }
         out.push_str(",\"type\":\"");
         out.push_str(self.type_name());
         out.push_str("\",\"data\":");

@@ -176,7 +176,7 @@ impl ScriptCtx<'_, '_> {
     }
 
     /// The id of the top-level action.
-    pub fn action_id(&self) -> &str {
+    pub fn action_id(&self) -> &crate::event::ActionId {
         self.txn.action_id()
     }
 

@@ -11,11 +11,12 @@ use serde_json::Value as Json;
 
 use crate::action::{Action, ActionType, Source};
 use crate::actions;
-use crate::event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
+use crate::event::{ActionId, Event, EventKind, ScriptErrorKind, ScriptFailure};
 use crate::host::{NoScripts, ScriptCtx, ScriptHost};
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
-use crate::txn::{Poison, Txn};
+use std::borrow::Cow;
+use crate::txn::{Buffers, Poison, Txn};
 use crate::value::Value;
 
 /// Bounds the kernel enforces on event cascades.
@@ -42,18 +43,29 @@ pub struct Outcome {
     /// The sequence the action consumed (or would consume, for a dry run).
     pub seq: u64,
     /// The action id (given, or `a<seq>`).
-    pub action_id: Id,
+    pub action_id: ActionId,
     /// Events in emission order. For a rejection: `action.rejected`, then
     /// `script.error` when a script failed.
     pub events: Vec<Event>,
-    /// Why it was rejected, if it was.
-    pub rejection: Option<Rejection>,
+    /// Whether the action committed (or, for a dry run, would commit).
+    pub accepted: bool,
 }
 
 impl Outcome {
     /// Whether the action committed (or, for a dry run, would commit).
     pub fn accepted(&self) -> bool {
-        self.rejection.is_none()
+        self.accepted
+    }
+
+    /// Why it was rejected, if it was (read from its `action.rejected`).
+    pub fn rejection(&self) -> Option<&Rejection> {
+        if self.accepted {
+            return None;
+        }
+        self.events.iter().find_map(|e| match &e.kind {
+            EventKind::ActionRejected { rejection, .. } => Some(rejection),
+            _ => None,
+        })
     }
 }
 
@@ -75,6 +87,7 @@ impl From<Rejection> for Failure {
 pub struct Kernel {
     state: State,
     limits: Limits,
+    buffers: Buffers,
 }
 
 impl Kernel {
@@ -83,6 +96,7 @@ impl Kernel {
         Kernel {
             state,
             limits: Limits::default(),
+            buffers: Buffers::default(),
         }
     }
 
@@ -131,7 +145,7 @@ impl Kernel {
                     .get("actionId")
                     .and_then(Json::as_str)
                     .filter(|s| !s.is_empty())
-                    .map(str::to_owned);
+                    .map(Id::from);
                 self.reject_input(action_type, action_id, r)
             }
         }
@@ -141,25 +155,24 @@ impl Kernel {
     pub fn reject_input(
         &mut self,
         action_type: Option<String>,
-        action_id: Option<String>,
+        action_id: Option<Id>,
         rejection: Rejection,
     ) -> Outcome {
         let seq = self.next_sequence();
-        let action_id: Id = action_id.map_or_else(|| default_action_id(seq), Id::from);
+        let action_id = ActionId::new(action_id.as_ref(), seq);
         let events = vec![Event {
             seq,
             action_id: action_id.clone(),
             kind: EventKind::ActionRejected {
-                action_type,
-                code: rejection.code,
-                message: rejection.message.clone(),
+                action_type: action_type.map(Cow::Owned),
+                rejection,
             },
         }];
         Outcome {
             seq,
             action_id,
             events,
-            rejection: Some(rejection),
+            accepted: false,
         }
     }
 
@@ -179,74 +192,65 @@ impl Kernel {
     }
 
     fn transact(&mut self, action: &Action, seq: u64, host: &mut dyn ScriptHost, commit: bool) -> Outcome {
-        let action_id: Id = action
-            .action_id
-            .as_deref()
-            .map_or_else(|| default_action_id(seq), Id::from);
-        let mut txn = Txn::begin(&mut self.state, seq, action_id.clone(), self.limits);
+        let action_id = ActionId::new(action.action_id.as_ref(), seq);
+        let buffers = std::mem::take(&mut self.buffers);
+        let mut txn = Txn::begin(&mut self.state, seq, action_id.clone(), self.limits, buffers);
         let result = execute(&mut txn, action, host);
-        let (events, rejection) = match result {
-            Ok(()) if commit => (txn.commit(), None),
+        let (events, accepted) = match result {
+            Ok(()) if commit => {
+                let (events, buffers) = txn.commit();
+                self.buffers = buffers;
+                (events, true)
+            }
             Ok(()) => {
                 let events = std::mem::take(&mut txn.events);
-                txn.rollback();
-                (events, None)
+                self.buffers = txn.rollback();
+                (events, true)
             }
             Err(failure) => {
-                txn.rollback();
-                rejection_events(seq, &action_id, &action.action_type, failure)
+                self.buffers = txn.rollback();
+                (rejection_events(seq, &action_id, &action.action_type, failure), false)
             }
         };
         Outcome {
             seq,
             action_id,
             events,
-            rejection,
+            accepted,
         }
     }
 }
 
-fn default_action_id(seq: u64) -> Id {
-    Id::from(format!("a{seq}"))
-}
-
 fn rejection_events(
     seq: u64,
-    action_id: &Id,
+    action_id: &ActionId,
     action_type: &str,
     failure: Failure,
-) -> (Vec<Event>, Option<Rejection>) {
+) -> Vec<Event> {
     let ev = |kind| Event {
         seq,
         action_id: action_id.clone(),
         kind,
     };
+    let action_type = Some(match ActionType::from_name(action_type) {
+        Some(ty) => Cow::Borrowed(ty.name()),
+        None => Cow::Owned(action_type.to_owned()),
+    });
     match failure {
-        Failure::Rejected(r) => (
-            vec![ev(EventKind::ActionRejected {
-                action_type: Some(action_type.to_owned()),
-                code: r.code,
-                message: r.message.clone(),
-            })],
-            Some(r),
-        ),
-        Failure::Script(f) => {
-            let r = Rejection::new(RejectCode::ScriptError, f.message.clone());
-            (
-                vec![
-                    ev(EventKind::ActionRejected {
-                        action_type: Some(action_type.to_owned()),
-                        code: r.code,
-                        message: r.message.clone(),
-                    }),
-                    ev(EventKind::ScriptError {
-                        failure: f,
-                        sequence: seq,
-                    }),
-                ],
-                Some(r),
-            )
-        }
+        Failure::Rejected(rejection) => vec![ev(EventKind::ActionRejected {
+            action_type,
+            rejection,
+        })],
+        Failure::Script(f) => vec![
+            ev(EventKind::ActionRejected {
+                action_type,
+                rejection: Rejection::new(RejectCode::ScriptError, f.message.clone()),
+            }),
+            ev(EventKind::ScriptError {
+                failure: f,
+                sequence: seq,
+            }),
+        ],
     }
 }
 

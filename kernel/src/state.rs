@@ -5,9 +5,10 @@
 //! reach a different entity) with an id index beside it. Every canonical walk
 //! goes in id order; the index is only ever used for lookups.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
 
 use crate::rng::Rng;
@@ -275,7 +276,8 @@ pub struct State {
     /// Seats by id; `None` for an empty seat.
     pub seats: BTreeMap<Id, Option<Id>>,
     pub(crate) entities: SlotMap<EntityKey, Entity>,
-    pub(crate) index: HashMap<Id, EntityKey>,
+    /// Lookup only (never iterated): id → handle.
+    pub(crate) index: FxHashMap<Id, EntityKey>,
     /// Stacks by id.
     pub stacks: BTreeMap<Id, Stack>,
     /// Prompts by id.
@@ -297,7 +299,7 @@ impl State {
             players: BTreeMap::new(),
             seats: BTreeMap::new(),
             entities: SlotMap::with_key(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             stacks: BTreeMap::new(),
             prompts: BTreeMap::new(),
             timers: BTreeMap::new(),

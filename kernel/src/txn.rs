@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, EventKind, ScriptFailure};
+use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::kernel::Limits;
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Player, State};
@@ -29,6 +29,20 @@ enum Undo {
     Storage(String, Option<Value>),
 }
 
+/// Scratch vectors reused from one transaction to the next, so a simple
+/// action allocates nothing for its undo log.
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    undo: Vec<Undo>,
+    depths: Vec<u32>,
+}
+
+impl Clone for Buffers {
+    fn clone(&self) -> Self {
+        Buffers::default()
+    }
+}
+
 /// Why a transaction is doomed even if the script swallowed the error.
 #[derive(Clone, Debug)]
 pub(crate) struct Poison {
@@ -47,18 +61,24 @@ pub struct Txn<'s> {
     pub(crate) poison: Option<Poison>,
     pub(crate) limits: Limits,
     seq: u64,
-    action_id: Id,
+    action_id: ActionId,
     finished: bool,
 }
 
 impl<'s> Txn<'s> {
-    pub(crate) fn begin(state: &'s mut State, seq: u64, action_id: Id, limits: Limits) -> Txn<'s> {
+    pub(crate) fn begin(
+        state: &'s mut State,
+        seq: u64,
+        action_id: ActionId,
+        limits: Limits,
+        buffers: Buffers,
+    ) -> Txn<'s> {
         Txn {
             state,
-            undo: Vec::new(),
+            undo: buffers.undo,
             rng_saved: false,
             events: Vec::new(),
-            event_depths: Vec::new(),
+            event_depths: buffers.depths,
             depth: 0,
             subcommands: 0,
             poison: None,
@@ -80,7 +100,7 @@ impl<'s> Txn<'s> {
     }
 
     /// The id of the top-level action.
-    pub fn action_id(&self) -> &Id {
+    pub fn action_id(&self) -> &ActionId {
         &self.action_id
     }
 
@@ -94,17 +114,27 @@ impl<'s> Txn<'s> {
         self.event_depths.push(self.depth);
     }
 
-    /// Keeps every change and returns the events in emission order.
-    pub(crate) fn commit(mut self) -> Vec<Event> {
+    /// Keeps every change and returns the events in emission order, with the
+    /// scratch buffers for the next transaction.
+    pub(crate) fn commit(mut self) -> (Vec<Event>, Buffers) {
         self.finished = true;
         self.undo.clear();
-        std::mem::take(&mut self.events)
+        (std::mem::take(&mut self.events), self.take_buffers())
     }
 
     /// Restores every touched field, newest change first.
-    pub(crate) fn rollback(mut self) {
+    pub(crate) fn rollback(mut self) -> Buffers {
         self.undo_all();
         self.finished = true;
+        self.take_buffers()
+    }
+
+    fn take_buffers(&mut self) -> Buffers {
+        let mut undo = std::mem::take(&mut self.undo);
+        let mut depths = std::mem::take(&mut self.event_depths);
+        undo.clear();
+        depths.clear();
+        Buffers { undo, depths }
     }
 
     fn undo_all(&mut self) {

@@ -135,6 +135,6 @@ fn non_finite_numbers_never_parse_as_numbers() {
         r#"{"type":"counter.add","source":{"kind":"player","playerId":"p1"},"payload":{"entityId":"free","amount":1e999}}"#,
         &mut digipology_kernel::NoScripts,
     );
-    assert_eq!(out.rejection.map(|r| r.code.as_str()), Some("malformed_action"));
+    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("malformed_action"));
     assert_eq!(k.state_hash(), hash);
 }

@@ -53,10 +53,10 @@ fn the_rejection_names_the_action_type_and_id_when_readable() {
     let out = k.process_line(r#"{"type":"counter.add","actionId":"mine","payload":{}}"#, &mut NoScripts);
     let ev = events(&out);
     assert_eq!(ev[0].1["actionType"], json!("counter.add"));
-    assert_eq!(&*out.action_id, "mine");
+    assert_eq!(out.action_id.to_string(), "mine");
     let out = k.process_line("garbage", &mut NoScripts);
     assert_eq!(events(&out)[0].1["actionType"], json!(null));
-    assert_eq!(&*out.action_id, format!("a{}", out.seq).as_str());
+    assert_eq!(out.action_id.to_string(), format!("a{}", out.seq));
 }
 
 #[test]
@@ -112,5 +112,5 @@ fn an_action_id_given_by_the_caller_is_kept_on_every_event() {
         &mut NoScripts,
     );
     assert!(out.accepted());
-    assert!(out.events.iter().all(|e| &*e.action_id == "click-17"));
+    assert!(out.events.iter().all(|e| &*e.action_id.to_string() == "click-17"));
 }

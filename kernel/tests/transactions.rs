@@ -116,7 +116,7 @@ fn handler_subcommands_apply_at_once_and_share_the_parent_sequence() {
     assert!(out.accepted());
     let types: Vec<_> = out.events.iter().map(|e| e.type_name()).collect();
     assert_eq!(types, vec!["counter.changed", "text.changed"]);
-    assert!(out.events.iter().all(|e| e.seq == seq && &*e.action_id == format!("a{seq}").as_str()));
+    assert!(out.events.iter().all(|e| e.seq == seq && e.action_id.to_string() == format!("a{seq}")));
     // The script read its own write inside the transaction.
     assert_eq!(read.borrow().as_deref(), Some("scored"));
     assert_eq!(component(&k, "sign", "text"), json!({"value": "scored"}));
@@ -172,7 +172,7 @@ fn a_handler_error_rolls_back_rng_storage_and_every_mutation() {
     let mut twin = table();
     let hash = k.state_hash();
     let out = k.process_json(&player("p1", "die.roll", json!({"entityId": "d6"})), &mut host);
-    assert_eq!(out.rejection.map(|r| r.code.as_str()), Some("script_error"));
+    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("script_error"));
     assert_eq!(k.state_hash(), hash);
     assert!(k.state().storage.is_empty());
     // The RNG was rewound: the next roll matches a twin that never failed.
@@ -230,7 +230,7 @@ fn a_wide_fan_out_hits_the_subcommand_bound() {
         subcommands_max: 20,
     });
     let out = k.process_json(&player("p1", "button.press", json!({"entityId": "btn"})), &mut host);
-    assert_eq!(out.rejection.map(|r| r.code.as_str()), Some("script_error"));
+    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("script_error"));
 }
 
 #[test]
@@ -274,7 +274,7 @@ fn dry_run_reports_the_verdict_and_events_and_changes_nothing() {
     // An illegal move: the verdict and its code, still no change.
     let bad = Action::new("entity.grab", Source::Player { player_id: "p1".into() }, json!({"entityId": "s_bottom"}));
     let out = k.dry_run(&bad, &mut host);
-    assert_eq!(out.rejection.map(|r| r.code.as_str()), Some("not_stack_top"));
+    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("not_stack_top"));
     assert_eq!(k.state_hash(), hash);
     assert_eq!(k.state().sequence, seq);
     // The real action afterwards produces exactly what the dry run predicted.

@@ -44,7 +44,7 @@ pub fn started(game: &Value, seed: u64) -> Kernel {
     let state = state_from_game(game, seed).expect("test game loads");
     let mut k = Kernel::new(state);
     let out = k.process_json(&system("system.game_start", json!({})), &mut NoScripts);
-    assert!(out.accepted(), "{:?}", out.rejection);
+    assert!(out.accepted(), "{:?}", out.rejection());
     k
 }
 
@@ -57,7 +57,7 @@ pub fn table() -> Kernel {
         system("system.seat_assign", json!({"playerId": "p1", "seatId": "north"})),
     ] {
         let out = k.process_json(&a, &mut NoScripts);
-        assert!(out.accepted(), "{:?}", out.rejection);
+        assert!(out.accepted(), "{:?}", out.rejection());
     }
     k
 }
@@ -97,7 +97,7 @@ pub fn accept(k: &mut Kernel, action: Value) -> Vec<(String, Value)> {
 pub fn accept_with(k: &mut Kernel, action: Value, host: &mut dyn ScriptHost) -> Vec<(String, Value)> {
     let seq = k.state().sequence;
     let out = k.process_json(&action, host);
-    assert!(out.accepted(), "expected acceptance of {action}, got {:?}", out.rejection);
+    assert!(out.accepted(), "expected acceptance of {action}, got {:?}", out.rejection());
     assert_eq!(out.seq, seq);
     assert_eq!(k.state().sequence, seq + 1);
     events(&out)
@@ -118,7 +118,7 @@ pub fn reject_with(k: &mut Kernel, action: Value, code: &str, host: &mut dyn Scr
     let ev = events(&out);
     assert_eq!(ev[0].0, "action.rejected", "expected rejection of {action}, got {ev:?}");
     assert_eq!(ev[0].1["code"], json!(code), "wrong code for {action}: {ev:?}");
-    assert_eq!(out.rejection.as_ref().map(|r| r.code.as_str()), Some(code));
+    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some(code));
     assert_eq!(k.state_hash(), hash, "rejected {action} changed the state hash");
     assert_eq!(k.state().sequence, seq + 1, "rejected {action} did not advance the sequence");
     assert_eq!(out.seq, seq);
