@@ -43,8 +43,16 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     type Maker = fn(&str) -> Action;
     let cases: [(&str, Maker, bool); 3] = [
-        ("counter.add", |id| Action::new("counter.add", p1(), json!({"entityId": id, "amount": 1})), true),
-        ("entity.flip", |id| Action::new("entity.flip", p1(), json!({"entityId": id})), true),
+        (
+            "counter.add",
+            |id| Action::new("counter.add", p1(), json!({"entityId": id, "amount": 1})),
+            true,
+        ),
+        (
+            "entity.flip",
+            |id| Action::new("entity.flip", p1(), json!({"entityId": id})),
+            true,
+        ),
         (
             "rejected (button.press on a counter)",
             |id| Action::new("button.press", p1(), json!({"entityId": id})),

@@ -78,10 +78,19 @@ mod tests {
     fn splits_lines_and_bounds_length() {
         let input = b"ab\r\n\nxxxxxxxxxx\nlast";
         let mut lines = Lines::new(&input[..], 5);
-        assert_eq!(lines.next_line().ok().flatten(), Some(Line::Bytes(b"ab".to_vec())));
-        assert_eq!(lines.next_line().ok().flatten(), Some(Line::Bytes(Vec::new())));
+        assert_eq!(
+            lines.next_line().ok().flatten(),
+            Some(Line::Bytes(b"ab".to_vec()))
+        );
+        assert_eq!(
+            lines.next_line().ok().flatten(),
+            Some(Line::Bytes(Vec::new()))
+        );
         assert_eq!(lines.next_line().ok().flatten(), Some(Line::TooLong(10)));
-        assert_eq!(lines.next_line().ok().flatten(), Some(Line::Bytes(b"last".to_vec())));
+        assert_eq!(
+            lines.next_line().ok().flatten(),
+            Some(Line::Bytes(b"last".to_vec()))
+        );
         assert_eq!(lines.next_line().ok().flatten(), None);
     }
 }

@@ -17,7 +17,11 @@ use package::Package;
 use room::Room;
 
 #[derive(Parser)]
-#[command(name = "digipology", version, about = "Deterministic scripted tabletop games, headless")]
+#[command(
+    name = "digipology",
+    version,
+    about = "Deterministic scripted tabletop games, headless"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -115,9 +119,9 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         })?;
     }
     eprintln!(
-            "digipology: {} actions ({} rejected), state hash {}",
-            room.processed,
-            room.rejected,
+        "digipology: {} actions ({} rejected), state hash {}",
+        room.processed,
+        room.rejected,
         room.kernel().state_hash()
     );
     Ok(())

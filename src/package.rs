@@ -42,10 +42,7 @@ impl Package {
             column: e.column(),
             message: e.to_string(),
         })?;
-        Ok(Package {
-            manifest,
-            json,
-        })
+        Ok(Package { manifest, json })
     }
 
     /// The starting state for a room with `seed`.
@@ -64,7 +61,11 @@ impl Package {
         self.json
             .get("seats")
             .and_then(|s| s.as_array())
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

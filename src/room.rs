@@ -76,7 +76,10 @@ impl Room {
                 Err(e) => self.kernel.reject_input(
                     None,
                     None,
-                    Rejection::new(RejectCode::MalformedAction, format!("line is not UTF-8: {e}")),
+                    Rejection::new(
+                        RejectCode::MalformedAction,
+                        format!("line is not UTF-8: {e}"),
+                    ),
                 ),
             },
         };
@@ -103,7 +106,10 @@ impl Room {
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
         for (i, p) in players.iter().enumerate() {
-            self.submit(&system("system.player_joined", json!({ "playerId": p })), events)?;
+            self.submit(
+                &system("system.player_joined", json!({ "playerId": p })),
+                events,
+            )?;
             if let Some(seat) = seats.get(i) {
                 let payload = json!({ "playerId": p, "seatId": seat });
                 self.submit(&system("system.seat_assign", payload), events)?;
@@ -153,6 +159,10 @@ fn starts_game(line: &Line) -> bool {
     let Line::Bytes(b) = line else { return false };
     serde_json::from_slice::<serde_json::Value>(b)
         .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "system.game_start"))
+        .and_then(|v| {
+            v.get("type")
+                .and_then(|t| t.as_str())
+                .map(|t| t == "system.game_start")
+        })
         .unwrap_or(false)
 }

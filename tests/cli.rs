@@ -9,10 +9,21 @@ use serde_json::json;
 #[test]
 fn the_readme_example_runs() {
     let out = run(
-        &["run", "examples/basics", "--actions", "examples/basics/actions.jsonl", "--seed", "7"],
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            "examples/basics/actions.jsonl",
+            "--seed",
+            "7",
+        ],
         b"",
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ev = events(&out);
     assert_eq!(ev[0]["type"], json!("game.started"));
     assert!(ev.iter().any(|e| e["type"] == json!("deck.drawn")));
@@ -25,10 +36,19 @@ fn the_readme_example_runs() {
 fn with_no_actions_every_seat_gets_a_player() {
     let out = run(&["run", "examples/basics"], b"");
     assert!(out.status.success());
-    let types: Vec<_> = events(&out).iter().map(|e| e["type"].as_str().unwrap_or("").to_owned()).collect();
+    let types: Vec<_> = events(&out)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("").to_owned())
+        .collect();
     assert_eq!(
         types,
-        vec!["game.started", "player.joined", "seat.assigned", "player.joined", "seat.assigned"]
+        vec![
+            "game.started",
+            "player.joined",
+            "seat.assigned",
+            "player.joined",
+            "seat.assigned"
+        ]
     );
     let ev = events(&out);
     assert_eq!(ev[2]["data"], json!({"seatId": "north", "playerId": "p1"}));
@@ -60,22 +80,45 @@ fn bad_lines_become_rejections_and_the_run_goes_on() {
     }
     let actions = write(&dir, "actions.jsonl", &input);
     let out = run(
-        &["run", "examples/basics", "--players", "p1,p2", "--actions", actions.to_str().unwrap_or_default()],
+        &[
+            "run",
+            "examples/basics",
+            "--players",
+            "p1,p2",
+            "--actions",
+            actions.to_str().unwrap_or_default(),
+        ],
         b"",
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_no_panic(&out);
     let ev = events(&out);
     // game_start + 2 joins + 2 seats = 5 setup actions, then pairs.
-    let after_setup: Vec<_> = ev.iter().filter(|e| e["seq"].as_u64().unwrap_or(0) >= 5).collect();
+    let after_setup: Vec<_> = ev
+        .iter()
+        .filter(|e| e["seq"].as_u64().unwrap_or(0) >= 5)
+        .collect();
     assert_eq!(after_setup.len(), cases.len() * 2);
     for (i, (_, code)) in cases.iter().enumerate() {
         let bad = after_setup[2 * i];
         let ok = after_setup[2 * i + 1];
         assert_eq!(bad["type"], json!("action.rejected"), "case {i}");
-        assert_eq!(bad["data"]["code"], json!(code), "case {i}: {}", bad["data"]["message"]);
+        assert_eq!(
+            bad["data"]["code"],
+            json!(code),
+            "case {i}: {}",
+            bad["data"]["message"]
+        );
         assert_eq!(ok["type"], json!("counter.changed"), "case {i}");
-        assert_eq!(ok["data"]["value"], json!(i + 1), "case {i}: the run went on");
+        assert_eq!(
+            ok["data"]["value"],
+            json!(i + 1),
+            "case {i}: the run went on"
+        );
     }
 }
 
@@ -85,11 +128,22 @@ fn an_overlong_line_is_skipped_without_buffering_it() {
     let mut input = vec![b'x'; 17 * 1024 * 1024];
     input.extend_from_slice(b"\n{\"type\":\"system.player_joined\",\"source\":{\"kind\":\"system\"},\"payload\":{\"playerId\":\"late\"}}\n");
     let actions = write(&dir, "actions.jsonl", &input);
-    let out = run(&["run", "examples/basics", "--actions", actions.to_str().unwrap_or_default()], b"");
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            actions.to_str().unwrap_or_default(),
+        ],
+        b"",
+    );
     assert!(out.status.success());
     let ev = events(&out);
     assert_eq!(ev[1]["data"]["code"], json!("malformed_action"));
-    assert!(ev[1]["data"]["message"].as_str().unwrap_or("").contains("exceeds"));
+    assert!(ev[1]["data"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("exceeds"));
     assert_eq!(ev[2]["type"], json!("player.joined"));
 }
 
@@ -111,7 +165,15 @@ fn an_actions_file_that_starts_the_game_itself_is_not_started_twice() {
         "a.jsonl",
         br#"{"type":"system.game_start","source":{"kind":"system"},"payload":{"settings":{"fast":true}}}"#,
     );
-    let out = run(&["run", "examples/basics", "--actions", actions.to_str().unwrap_or_default()], b"");
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            actions.to_str().unwrap_or_default(),
+        ],
+        b"",
+    );
     let ev = events(&out);
     assert_eq!(ev.len(), 1);
     assert_eq!(ev[0]["data"], json!({"settings": {"fast": true}}));
@@ -142,11 +204,17 @@ fn events_and_state_can_go_to_files() {
     let state = std::fs::read_to_string(&state_path).expect("state written");
     let parsed: serde_json::Value = serde_json::from_str(&state).expect("state is JSON");
     assert_eq!(parsed["kernelVersion"], json!(1));
-    assert_eq!(parsed["sequence"], json!(events.lines().last().map_or(0, |l| {
-        serde_json::from_str::<serde_json::Value>(l).map_or(0, |v| v["seq"].as_u64().unwrap_or(0) + 1)
-    })));
+    assert_eq!(
+        parsed["sequence"],
+        json!(events.lines().last().map_or(0, |l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .map_or(0, |v| v["seq"].as_u64().unwrap_or(0) + 1)
+        }))
+    );
     // RFC 8785: re-serializing canonically gives the same bytes.
-    let canon = digipology_kernel::Value::from_json(&parsed).expect("finite").to_canonical_json();
+    let canon = digipology_kernel::Value::from_json(&parsed)
+        .expect("finite")
+        .to_canonical_json();
     assert_eq!(canon, state);
 }
 
@@ -155,7 +223,10 @@ fn a_missing_game_says_what_to_do() {
     let out = run(&["run", "examples/no-such-game"], b"");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("examples/no-such-game/game.json") && err.contains("game.json"), "{err}");
+    assert!(
+        err.contains("examples/no-such-game/game.json") && err.contains("game.json"),
+        "{err}"
+    );
     assert_no_panic(&out);
 }
 
@@ -181,8 +252,15 @@ fn a_bad_game_field_names_its_path() {
     let out = run(&["run", dir.to_str().unwrap_or_default()], b"");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(r#"entities["d"].components.die.faces[1]"#), "{err}");
-    write(&dir, "game.json", br#"{"entities":[{"id":"d","components":{"dice":{}}}]}"#);
+    assert!(
+        err.contains(r#"entities["d"].components.die.faces[1]"#),
+        "{err}"
+    );
+    write(
+        &dir,
+        "game.json",
+        br#"{"entities":[{"id":"d","components":{"dice":{}}}]}"#,
+    );
     let out = run(&["run", dir.to_str().unwrap_or_default()], b"");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown component \"dice\""), "{err}");

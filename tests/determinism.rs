@@ -57,10 +57,12 @@ fn a_different_seed_changes_the_shuffle() {
 
 #[test]
 fn two_kernels_agree_on_the_hash_after_every_action() {
-    let game: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("examples/basics/game.json")).expect("game"))
-            .expect("JSON");
-    let actions = std::fs::read_to_string(root().join("examples/basics/actions.jsonl")).expect("actions");
+    let game: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/basics/game.json")).expect("game"),
+    )
+    .expect("JSON");
+    let actions =
+        std::fs::read_to_string(root().join("examples/basics/actions.jsonl")).expect("actions");
     let mut a = Kernel::new(state_from_game(&game, 3).expect("loads"));
     let mut b = Kernel::new(state_from_game(&game, 3).expect("loads"));
     let start = r#"{"type":"system.game_start","source":{"kind":"system"},"payload":{}}"#;

@@ -81,7 +81,10 @@ impl Action {
     /// `malformed_action` naming the first problem.
     pub fn from_json(v: &Json) -> Result<Action, Rejection> {
         let Some(obj) = v.as_object() else {
-            return reject(RejectCode::MalformedAction, "an action must be a JSON object");
+            return reject(
+                RejectCode::MalformedAction,
+                "an action must be a JSON object",
+            );
         };
         if let Some(k) = obj.keys().find(|k| !ENVELOPE_KEYS.contains(&k.as_str())) {
             return reject(

@@ -304,7 +304,9 @@ impl EventKind {
                 ("function", Value::from(failure.function.as_str())),
                 (
                     "line",
-                    failure.line.map_or(Value::Null, |l| Value::Number(f64::from(l))),
+                    failure
+                        .line
+                        .map_or(Value::Null, |l| Value::Number(f64::from(l))),
                 ),
                 ("message", Value::from(failure.message.as_str())),
                 ("kind", Value::from(failure.kind.as_str())),

@@ -80,7 +80,11 @@ pub trait ScriptHost {
     ///
     /// # Errors
     /// A script failure; the whole transaction rolls back.
-    fn on_event(&mut self, _ctx: &mut ScriptCtx<'_, '_>, _event: &Event) -> Result<(), ScriptFailure> {
+    fn on_event(
+        &mut self,
+        _ctx: &mut ScriptCtx<'_, '_>,
+        _event: &Event,
+    ) -> Result<(), ScriptFailure> {
         Ok(())
     }
 
@@ -145,7 +149,11 @@ impl ScriptHost for ClosureHost {
         }
     }
 
-    fn on_event(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+    fn on_event(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
         match &mut self.on_event {
             Some(f) => f(ctx, event),
             None => Ok(()),

@@ -15,9 +15,9 @@ use crate::event::{ActionId, Event, EventKind, ScriptErrorKind, ScriptFailure};
 use crate::host::{NoScripts, ScriptCtx, ScriptHost};
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
-use std::borrow::Cow;
 use crate::txn::{Buffers, Poison, Txn};
 use crate::value::Value;
+use std::borrow::Cow;
 
 /// Bounds the kernel enforces on event cascades.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,10 +191,22 @@ impl Kernel {
         seq
     }
 
-    fn transact(&mut self, action: &Action, seq: u64, host: &mut dyn ScriptHost, commit: bool) -> Outcome {
+    fn transact(
+        &mut self,
+        action: &Action,
+        seq: u64,
+        host: &mut dyn ScriptHost,
+        commit: bool,
+    ) -> Outcome {
         let action_id = ActionId::new(action.action_id.as_ref(), seq);
         let buffers = std::mem::take(&mut self.buffers);
-        let mut txn = Txn::begin(&mut self.state, seq, action_id.clone(), self.limits, buffers);
+        let mut txn = Txn::begin(
+            &mut self.state,
+            seq,
+            action_id.clone(),
+            self.limits,
+            buffers,
+        );
         let result = execute(&mut txn, action, host);
         let (events, accepted) = match result {
             Ok(()) if commit => {
@@ -209,7 +221,10 @@ impl Kernel {
             }
             Err(failure) => {
                 self.buffers = txn.rollback();
-                (rejection_events(seq, &action_id, &action.action_type, failure), false)
+                (
+                    rejection_events(seq, &action_id, &action.action_type, failure),
+                    false,
+                )
             }
         };
         Outcome {
@@ -365,7 +380,10 @@ pub(crate) fn submit_subcommand(
         return doom(txn, r, ScriptErrorKind::Budget);
     }
     let Json::Object(payload) = payload else {
-        let r = Rejection::new(RejectCode::MalformedAction, "a subcommand payload must be an object");
+        let r = Rejection::new(
+            RejectCode::MalformedAction,
+            "a subcommand payload must be an object",
+        );
         return doom(txn, r, ScriptErrorKind::Subcommand);
     };
     let action = Action {

@@ -71,16 +71,17 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
     }
     let mut state = State::new(seed);
     if let Some(seats) = top.get("seats") {
-        let list = seats
-            .as_array()
-            .ok_or_else(|| LoadError {
-                path: "seats".into(),
-                message: "must be an array of seat ids, like [\"north\", \"south\"]".into(),
-            })?;
+        let list = seats.as_array().ok_or_else(|| LoadError {
+            path: "seats".into(),
+            message: "must be an array of seat ids, like [\"north\", \"south\"]".into(),
+        })?;
         for (i, s) in list.iter().enumerate() {
             let id = nonempty_str(s, &format!("seats[{i}]"))?;
             if state.seats.insert(Id::from(id), None).is_some() {
-                return err(&format!("seats[{i}]"), format!("seat \"{id}\" is listed twice"));
+                return err(
+                    &format!("seats[{i}]"),
+                    format!("seat \"{id}\" is listed twice"),
+                );
             }
         }
     }
@@ -102,7 +103,14 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
                 v.is_object()
             };
             if !ok {
-                return err(key, if key == "scripts" { "must be an array" } else { "must be an object" });
+                return err(
+                    key,
+                    if key == "scripts" {
+                        "must be an array"
+                    } else {
+                        "must be an object"
+                    },
+                );
             }
         }
     }
@@ -158,18 +166,31 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
                 let obj = as_object(e, &path)?;
                 if let Some(inner) = obj.get("id") {
                     if inner.as_str() != Some(id) {
-                        return err(&format!("{path}.id"), "must equal the key it is stored under");
+                        return err(
+                            &format!("{path}.id"),
+                            "must equal the key it is stored under",
+                        );
                     }
                 }
                 add_entity(state, id, obj, &path)?;
             }
         }
-        _ => return err("entities", "must be an array of entities or an object keyed by id"),
+        _ => {
+            return err(
+                "entities",
+                "must be an array of entities or an object keyed by id",
+            )
+        }
     }
     Ok(())
 }
 
-fn add_entity(state: &mut State, id: &str, obj: &Map<String, Json>, path: &str) -> Result<(), LoadError> {
+fn add_entity(
+    state: &mut State,
+    id: &str,
+    obj: &Map<String, Json>,
+    path: &str,
+) -> Result<(), LoadError> {
     only_keys(obj, ENTITY_KEYS, path)?;
     let mut e = Entity::new(id);
     if let Some(tags) = obj.get("tags") {
@@ -181,12 +202,20 @@ fn add_entity(state: &mut State, id: &str, obj: &Map<String, Json>, path: &str) 
         as_object(props, &format!("{path}.props"))?;
         match Value::from_json(props) {
             Ok(Value::Object(p)) => e.props = p,
-            _ => return err(&format!("{path}.props"), "must be an object of canonical values"),
+            _ => {
+                return err(
+                    &format!("{path}.props"),
+                    "must be an object of canonical values",
+                )
+            }
         }
     }
     if let Some(h) = obj.get("heldBy") {
         if !h.is_null() {
-            return err(&format!("{path}.heldBy"), "entities start unheld: use null or leave it out");
+            return err(
+                &format!("{path}.heldBy"),
+                "entities start unheld: use null or leave it out",
+            );
         }
     }
     if let Some(c) = obj.get("components") {
@@ -256,7 +285,10 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
             let capacity = opt_count(o, "capacity", path)?;
             if let Some(cap) = capacity {
                 if items.len() as u64 > cap {
-                    return err(path, format!("holds {} items but its capacity is {cap}", items.len()));
+                    return err(
+                        path,
+                        format!("holds {} items but its capacity is {cap}", items.len()),
+                    );
                 }
             }
             c.container = Some(Container {
@@ -274,7 +306,10 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
                 Some(_) => return err(&format!("{path}.value"), "must be a string"),
             };
             if value.len() > crate::actions::text::TEXT_BYTES_MAX {
-                return err(&format!("{path}.value"), "text is limited to 4096 UTF-8 bytes");
+                return err(
+                    &format!("{path}.value"),
+                    "text is limited to 4096 UTF-8 bytes",
+                );
             }
             c.text = Some(value);
         }
@@ -308,7 +343,10 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
         _ => {
             return err(
                 path,
-                format!("unknown component \"{name}\"; known components: {}", COMPONENT_NAMES.join(", ")),
+                format!(
+                    "unknown component \"{name}\"; known components: {}",
+                    COMPONENT_NAMES.join(", ")
+                ),
             )
         }
     }
@@ -350,13 +388,24 @@ fn die(o: &Map<String, Json>, path: &str) -> Result<Die, LoadError> {
                     Some(x) if x.is_finite() => d.faces.push(Value::Number(x)),
                     _ => return err(&format!("{path}.faces[{i}]"), "must be finite"),
                 },
-                _ => return err(&format!("{path}.faces[{i}]"), "a face must be a number or a string"),
+                _ => {
+                    return err(
+                        &format!("{path}.faces[{i}]"),
+                        "a face must be a number or a string",
+                    )
+                }
             }
         }
     }
     let faces = d.effective_faces();
     if faces.is_empty() {
-        return err(path, format!("a die of kind \"{}\" needs a non-empty \"faces\" list", d.kind));
+        return err(
+            path,
+            format!(
+                "a die of kind \"{}\" needs a non-empty \"faces\" list",
+                d.kind
+            ),
+        );
     }
     if let Some(v) = o.get("value") {
         let v = Value::from_json(v).map_err(|m| LoadError {
@@ -364,7 +413,10 @@ fn die(o: &Map<String, Json>, path: &str) -> Result<Die, LoadError> {
             message: m.message,
         })?;
         if v != Value::Null && !faces.contains(&v) {
-            return err(&format!("{path}.value"), "must be one of the die's faces (or null)");
+            return err(
+                &format!("{path}.value"),
+                "must be one of the die's faces (or null)",
+            );
         }
         d.value = v;
     }
@@ -421,7 +473,10 @@ fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
                 message: "entity vanished".into(),
             })?;
             if e.components.stackable.is_none() {
-                return err(&ipath, format!("\"{item}\" needs a stackable component to be stacked"));
+                return err(
+                    &ipath,
+                    format!("\"{item}\" needs a stackable component to be stacked"),
+                );
             }
             if e.placement != Placement::World {
                 return err(&ipath, format!("\"{item}\" is already placed elsewhere"));
@@ -439,7 +494,12 @@ fn link_containers(state: &mut State) -> Result<(), LoadError> {
     let holders: Vec<(Id, Vec<Id>)> = state
         .entities_sorted()
         .into_iter()
-        .filter_map(|e| e.components.container.as_ref().map(|c| (e.id.clone(), c.items.clone())))
+        .filter_map(|e| {
+            e.components
+                .container
+                .as_ref()
+                .map(|c| (e.id.clone(), c.items.clone()))
+        })
         .collect();
     for (cid, items) in holders {
         for (i, item) in items.iter().enumerate() {
@@ -533,7 +593,10 @@ fn vec3(v: &Json, path: &str) -> Result<Vec3, LoadError> {
     let get = |k: &str| -> Result<f64, LoadError> {
         match opt_num(o, k, path)? {
             Some(n) if n >= 0.0 => Ok(n),
-            _ => err(&format!("{path}.{k}"), "must be a non-negative finite number"),
+            _ => err(
+                &format!("{path}.{k}"),
+                "must be a non-negative finite number",
+            ),
         }
     };
     Ok(Vec3 {

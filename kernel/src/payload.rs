@@ -29,7 +29,10 @@ impl<'a> Payload<'a> {
     fn required(&self, key: &str) -> Result<&'a Json, Rejection> {
         match self.map.get(key) {
             Some(v) => Ok(v),
-            None => reject(RejectCode::MissingField, format!("payload.{key} is required")),
+            None => reject(
+                RejectCode::MissingField,
+                format!("payload.{key} is required"),
+            ),
         }
     }
 
@@ -53,7 +56,10 @@ impl<'a> Payload<'a> {
     pub(crate) fn id(&self, key: &str) -> Result<&'a str, Rejection> {
         let s = self.str(key)?;
         if s.is_empty() {
-            return reject(RejectCode::InvalidValue, format!("payload.{key} must not be empty"));
+            return reject(
+                RejectCode::InvalidValue,
+                format!("payload.{key} must not be empty"),
+            );
         }
         Ok(s)
     }
@@ -63,7 +69,10 @@ impl<'a> Payload<'a> {
         match self.required(key)? {
             Json::Number(n) => match n.as_f64() {
                 Some(f) if f.is_finite() => Ok(f),
-                _ => reject(RejectCode::NotFinite, format!("payload.{key} must be finite")),
+                _ => reject(
+                    RejectCode::NotFinite,
+                    format!("payload.{key} must be finite"),
+                ),
             },
             other => reject(
                 RejectCode::InvalidType,
@@ -90,7 +99,10 @@ impl<'a> Payload<'a> {
             Json::Bool(b) => Ok(*b),
             other => reject(
                 RejectCode::InvalidType,
-                format!("payload.{key} must be true or false, not {}", json_type(other)),
+                format!(
+                    "payload.{key} must be true or false, not {}",
+                    json_type(other)
+                ),
             ),
         }
     }

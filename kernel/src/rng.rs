@@ -123,7 +123,12 @@ mod tests {
         let mut r = Rng::from_seed(0);
         assert_eq!(
             r.state(),
-            [0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f, 0xf88bb8a8724c81ec]
+            [
+                0xe220a8397b1dcdaf,
+                0x6e789e6aa1b965f4,
+                0x06c45d188009454f,
+                0xf88bb8a8724c81ec
+            ]
         );
         assert_eq!(r.next_u64(), 0x99ec5f36cb75f2b4);
         assert_eq!(r.next_u64(), 0xbf6e1f784956452a);
@@ -131,7 +136,12 @@ mod tests {
         let mut r = Rng::from_seed(42);
         assert_eq!(
             r.state(),
-            [0xbdd732262feb6e95, 0x28efe333b266f103, 0x47526757130f9f52, 0x581ce1ff0e4ae394]
+            [
+                0xbdd732262feb6e95,
+                0x28efe333b266f103,
+                0x47526757130f9f52,
+                0x581ce1ff0e4ae394
+            ]
         );
         assert_eq!(r.next_u64(), 0x15780b2e0c2ec716);
         let mut r = Rng::from_seed(42);

@@ -12,8 +12,14 @@ fn items(k: &digipology_kernel::Kernel, id: &str) -> serde_json::Value {
 #[test]
 fn shuffle_reorders_with_the_canonical_rng_and_emits() {
     let mut k = table();
-    let ev = accept(&mut k, player("p1", "deck.shuffle", json!({"deckId": "deck"})));
-    assert_eq!(ev, vec![("deck.shuffled".into(), json!({"deckId": "deck"}))]);
+    let ev = accept(
+        &mut k,
+        player("p1", "deck.shuffle", json!({"deckId": "deck"})),
+    );
+    assert_eq!(
+        ev,
+        vec![("deck.shuffled".into(), json!({"deckId": "deck"}))]
+    );
     let mut after: Vec<String> = serde_json::from_value(items(&k, "deck")).expect("ids");
     after.sort();
     assert_eq!(after, vec!["c1", "c2", "c3"]);
@@ -28,7 +34,8 @@ fn shuffle_order_depends_on_the_seed_only() {
         for id in &ids {
             entities.push(json!({"id": id, "components": {}}));
         }
-        entities.push(json!({"id": "big", "components": {"deck": {}, "container": {"items": ids}}}));
+        entities
+            .push(json!({"id": "big", "components": {"deck": {}, "container": {"items": ids}}}));
         let mut k = started(&game, seed);
         accept(&mut k, script("deck.shuffle", json!({"deckId": "big"})));
         items(&k, "big")
@@ -40,28 +47,68 @@ fn shuffle_order_depends_on_the_seed_only() {
 #[test]
 fn shuffle_rejections() {
     let mut k = table();
-    reject(&mut k, system("deck.shuffle", json!({"deckId": "deck"})), "source_not_allowed");
-    reject(&mut k, script("deck.shuffle", json!({"deckId": "deck", "order": [1]})), "unknown_key");
+    reject(
+        &mut k,
+        system("deck.shuffle", json!({"deckId": "deck"})),
+        "source_not_allowed",
+    );
+    reject(
+        &mut k,
+        script("deck.shuffle", json!({"deckId": "deck", "order": [1]})),
+        "unknown_key",
+    );
     reject(&mut k, script("deck.shuffle", json!({})), "missing_field");
-    reject(&mut k, script("deck.shuffle", json!({"deckId": "nope"})), "entity_not_found");
+    reject(
+        &mut k,
+        script("deck.shuffle", json!({"deckId": "nope"})),
+        "entity_not_found",
+    );
     // "Requires an entity with enabled deck and container components."
-    reject(&mut k, script("deck.shuffle", json!({"deckId": "hand"})), "missing_component");
-    reject(&mut k, script("deck.shuffle", json!({"deckId": "deck_off"})), "component_disabled");
-    reject(&mut k, script("deck.shuffle", json!({"deckId": "deck_no_container"})), "missing_component");
+    reject(
+        &mut k,
+        script("deck.shuffle", json!({"deckId": "hand"})),
+        "missing_component",
+    );
+    reject(
+        &mut k,
+        script("deck.shuffle", json!({"deckId": "deck_off"})),
+        "component_disabled",
+    );
+    reject(
+        &mut k,
+        script("deck.shuffle", json!({"deckId": "deck_no_container"})),
+        "missing_component",
+    );
 }
 
 #[test]
 fn draw_moves_top_cards_in_draw_order_and_appends() {
     let mut k = table();
-    let ev = accept(&mut k, player("p1", "deck.draw_to_container", json!({"deckId": "deck", "target": "hand", "count": 2})));
+    let ev = accept(
+        &mut k,
+        player(
+            "p1",
+            "deck.draw_to_container",
+            json!({"deckId": "deck", "target": "hand", "count": 2}),
+        ),
+    );
     // "The last deck item is canonical top; each drawn card is appended."
     assert_eq!(
         ev,
-        vec![("deck.drawn".into(), json!({"deckId": "deck", "target": "hand", "entityIds": ["c3", "c2"]}))]
+        vec![(
+            "deck.drawn".into(),
+            json!({"deckId": "deck", "target": "hand", "entityIds": ["c3", "c2"]})
+        )]
     );
     assert_eq!(items(&k, "deck"), json!(["c1"]));
     assert_eq!(items(&k, "hand"), json!(["c3", "c2"]));
-    accept(&mut k, script("deck.draw_to_container", json!({"deckId": "deck", "target": "hand", "count": 1})));
+    accept(
+        &mut k,
+        script(
+            "deck.draw_to_container",
+            json!({"deckId": "deck", "target": "hand", "count": 1}),
+        ),
+    );
     assert_eq!(items(&k, "hand"), json!(["c3", "c2", "c1"]));
 }
 
@@ -69,29 +116,103 @@ fn draw_moves_top_cards_in_draw_order_and_appends() {
 fn draw_rejections_never_draw_partially() {
     let mut k = table();
     let d = |payload| script("deck.draw_to_container", payload);
-    reject(&mut k, system("deck.draw_to_container", json!({"deckId": "deck", "target": "hand", "count": 1})), "source_not_allowed");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": 1, "x": 0})), "unknown_key");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand"})), "missing_field");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": "2"})), "invalid_type");
+    reject(
+        &mut k,
+        system(
+            "deck.draw_to_container",
+            json!({"deckId": "deck", "target": "hand", "count": 1}),
+        ),
+        "source_not_allowed",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": 1, "x": 0})),
+        "unknown_key",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand"})),
+        "missing_field",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": "2"})),
+        "invalid_type",
+    );
     // "count must be a positive safe integer."
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": 0})), "invalid_value");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": -1})), "invalid_value");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": 1.5})), "invalid_value");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": 9007199254740992u64})), "invalid_value");
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": 0})),
+        "invalid_value",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": -1})),
+        "invalid_value",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": 1.5})),
+        "invalid_value",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": 9007199254740992u64})),
+        "invalid_value",
+    );
     // "The deck and target must differ"
-    reject(&mut k, d(json!({"deckId": "deck", "target": "deck", "count": 1})), "same_container");
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "deck", "count": 1})),
+        "same_container",
+    );
     // "both must be valid containers"
-    reject(&mut k, d(json!({"deckId": "nope", "target": "hand", "count": 1})), "entity_not_found");
-    reject(&mut k, d(json!({"deckId": "hand", "target": "bag", "count": 1})), "missing_component");
-    reject(&mut k, d(json!({"deckId": "deck_off", "target": "hand", "count": 1})), "component_disabled");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "nope", "count": 1})), "entity_not_found");
-    reject(&mut k, d(json!({"deckId": "deck", "target": "card", "count": 1})), "missing_component");
+    reject(
+        &mut k,
+        d(json!({"deckId": "nope", "target": "hand", "count": 1})),
+        "entity_not_found",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "hand", "target": "bag", "count": 1})),
+        "missing_component",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck_off", "target": "hand", "count": 1})),
+        "component_disabled",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "nope", "count": 1})),
+        "entity_not_found",
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "card", "count": 1})),
+        "missing_component",
+    );
     // "the complete draw must fit ... available cards"
-    reject(&mut k, d(json!({"deckId": "deck", "target": "hand", "count": 4})), "insufficient_cards");
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "hand", "count": 4})),
+        "insufficient_cards",
+    );
     // "... must fit the target": bag has capacity 2, the deck holds 3.
-    reject(&mut k, d(json!({"deckId": "deck", "target": "bag", "count": 3})), "capacity_exceeded");
-    accept(&mut k, d(json!({"deckId": "deck", "target": "bag", "count": 1})));
-    reject(&mut k, d(json!({"deckId": "deck", "target": "bag", "count": 2})), "capacity_exceeded");
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "bag", "count": 3})),
+        "capacity_exceeded",
+    );
+    accept(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "bag", "count": 1})),
+    );
+    reject(
+        &mut k,
+        d(json!({"deckId": "deck", "target": "bag", "count": 2})),
+        "capacity_exceeded",
+    );
     assert_eq!(items(&k, "bag"), json!(["c3"]));
     assert_eq!(items(&k, "deck"), json!(["c1", "c2"]));
 }

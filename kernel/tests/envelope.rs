@@ -50,7 +50,10 @@ fn malformed_lines_are_consumed_and_rejected() {
 #[test]
 fn the_rejection_names_the_action_type_and_id_when_readable() {
     let mut k = table();
-    let out = k.process_line(r#"{"type":"counter.add","actionId":"mine","payload":{}}"#, &mut NoScripts);
+    let out = k.process_line(
+        r#"{"type":"counter.add","actionId":"mine","payload":{}}"#,
+        &mut NoScripts,
+    );
     let ev = events(&out);
     assert_eq!(ev[0].1["actionType"], json!("counter.add"));
     assert_eq!(out.action_id.to_string(), "mine");
@@ -70,16 +73,21 @@ fn unknown_types_are_rejected_before_anything_else() {
     );
     assert!(msg.contains("entity.teleport"));
     // Registry rows kernel v1 has not registered yet are unknown too.
-    line_rejected(&mut k, r#"{"type":"deck.deal","source":{"kind":"system"},"payload":{}}"#, "unknown_action_type");
+    line_rejected(
+        &mut k,
+        r#"{"type":"deck.deal","source":{"kind":"system"},"payload":{}}"#,
+        "unknown_action_type",
+    );
 }
 
 #[test]
 fn a_ten_megabyte_string_is_an_ordinary_rejection() {
     let mut k = table();
     let big = "x".repeat(10 * 1024 * 1024);
-    let line = json!({"type": "text.set", "source": {"kind": "script", "scriptId": "s", "bindingId": "b"},
+    let line =
+        json!({"type": "text.set", "source": {"kind": "script", "scriptId": "s", "bindingId": "b"},
                       "payload": {"entityId": "sign", "value": big}})
-    .to_string();
+        .to_string();
     line_rejected(&mut k, &line, "text_too_long");
     let line = json!({"type": "counter.add", "source": {"kind": "player", "playerId": "p1"},
                       "payload": {"entityId": big, "amount": 1}})
@@ -112,5 +120,8 @@ fn an_action_id_given_by_the_caller_is_kept_on_every_event() {
         &mut NoScripts,
     );
     assert!(out.accepted());
-    assert!(out.events.iter().all(|e| &*e.action_id.to_string() == "click-17"));
+    assert!(out
+        .events
+        .iter()
+        .all(|e| &*e.action_id.to_string() == "click-17"));
 }

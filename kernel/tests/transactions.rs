@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use common::*;
 use digipology_kernel::{
-    Action, ClosureHost, GuardKind, Kernel, Limits, ScriptErrorKind, ScriptFailure, Source, Value, Verdict,
+    Action, ClosureHost, GuardKind, Kernel, Limits, ScriptErrorKind, ScriptFailure, Source, Value,
+    Verdict,
 };
 use serde_json::json;
 
@@ -34,7 +35,12 @@ fn a_denying_guard_rejects_with_its_reason() {
             reason: Some("wait for your turn".into()),
         }
     });
-    let msg = reject_with(&mut k, player("p1", "entity.grab", json!({"entityId": "card"})), "guard_denied", &mut host);
+    let msg = reject_with(
+        &mut k,
+        player("p1", "entity.grab", json!({"entityId": "card"})),
+        "guard_denied",
+        &mut host,
+    );
     assert_eq!(msg, "wait for your turn");
 }
 
@@ -42,9 +48,19 @@ fn a_denying_guard_rejects_with_its_reason() {
 fn a_guard_without_reason_names_itself() {
     let mut k = table();
     let mut host = ClosureHost::new().with_guard(|_, _| Verdict::Deny { reason: None });
-    let msg = reject_with(&mut k, player("p1", "button.press", json!({"entityId": "btn"})), "guard_denied", &mut host);
+    let msg = reject_with(
+        &mut k,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "guard_denied",
+        &mut host,
+    );
     assert_eq!(msg, "can_press refused");
-    let msg = reject_with(&mut k, player("p1", "entity.flip", json!({"entityId": "card"})), "guard_denied", &mut host);
+    let msg = reject_with(
+        &mut k,
+        player("p1", "entity.flip", json!({"entityId": "card"})),
+        "guard_denied",
+        &mut host,
+    );
     assert_eq!(msg, "can_flip refused");
 }
 
@@ -58,12 +74,33 @@ fn guards_run_after_validation_and_only_for_player_sources() {
     });
     let mut k = table();
     // An invalid action never reaches the guard.
-    reject_with(&mut k, player("p1", "entity.grab", json!({"entityId": "plain"})), "missing_component", &mut host);
+    reject_with(
+        &mut k,
+        player("p1", "entity.grab", json!({"entityId": "plain"})),
+        "missing_component",
+        &mut host,
+    );
     // "Player sources also run can_flip; script sources do not."
-    accept_with(&mut k, script("entity.flip", json!({"entityId": "card"})), &mut host);
-    accept_with(&mut k, player("p1", "entity.flip", json!({"entityId": "card"})), &mut host);
-    accept_with(&mut k, player("p1", "entity.grab", json!({"entityId": "card"})), &mut host);
-    accept_with(&mut k, player("p1", "button.press", json!({"entityId": "btn"})), &mut host);
+    accept_with(
+        &mut k,
+        script("entity.flip", json!({"entityId": "card"})),
+        &mut host,
+    );
+    accept_with(
+        &mut k,
+        player("p1", "entity.flip", json!({"entityId": "card"})),
+        &mut host,
+    );
+    accept_with(
+        &mut k,
+        player("p1", "entity.grab", json!({"entityId": "card"})),
+        &mut host,
+    );
+    accept_with(
+        &mut k,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
     assert_eq!(
         *calls.borrow(),
         vec![
@@ -77,9 +114,13 @@ fn guards_run_after_validation_and_only_for_player_sources() {
 #[test]
 fn a_failing_guard_is_a_script_error() {
     let mut k = table();
-    let mut host = ClosureHost::new().with_guard(|_, _| Verdict::Fail(failure("attempt to index a nil value")));
+    let mut host = ClosureHost::new()
+        .with_guard(|_, _| Verdict::Fail(failure("attempt to index a nil value")));
     let hash = k.state_hash();
-    let out = k.process_json(&player("p1", "entity.grab", json!({"entityId": "card"})), &mut host);
+    let out = k.process_json(
+        &player("p1", "entity.grab", json!({"entityId": "card"})),
+        &mut host,
+    );
     let ev = events(&out);
     assert_eq!(ev[0].0, "action.rejected");
     assert_eq!(ev[0].1["code"], json!("script_error"));
@@ -97,9 +138,17 @@ fn a_failing_guard_is_a_script_error() {
 fn echo_host(read_back: Rc<RefCell<Option<String>>>) -> ClosureHost {
     ClosureHost::new().with_handler(move |ctx, event| {
         if event.type_name() == "counter.changed" {
-            ctx.submit("main", "global", "text.set", json!({"entityId": "sign", "value": "scored"}))
-                .map_err(|r| failure(&r.to_string()))?;
-            let text = ctx.state().entity("sign").and_then(|e| e.components.text.clone());
+            ctx.submit(
+                "main",
+                "global",
+                "text.set",
+                json!({"entityId": "sign", "value": "scored"}),
+            )
+            .map_err(|r| failure(&r.to_string()))?;
+            let text = ctx
+                .state()
+                .entity("sign")
+                .and_then(|e| e.components.text.clone());
             *read_back.borrow_mut() = text;
         }
         Ok(())
@@ -112,11 +161,21 @@ fn handler_subcommands_apply_at_once_and_share_the_parent_sequence() {
     let mut host = echo_host(read.clone());
     let mut k = table();
     let seq = k.state().sequence;
-    let out = k.process_json(&player("p1", "counter.add", json!({"entityId": "score", "amount": 1})), &mut host);
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "score", "amount": 1}),
+        ),
+        &mut host,
+    );
     assert!(out.accepted());
     let types: Vec<_> = out.events.iter().map(|e| e.type_name()).collect();
     assert_eq!(types, vec!["counter.changed", "text.changed"]);
-    assert!(out.events.iter().all(|e| e.seq == seq && e.action_id.to_string() == format!("a{seq}")));
+    assert!(out
+        .events
+        .iter()
+        .all(|e| e.seq == seq && e.action_id.to_string() == format!("a{seq}")));
     // The script read its own write inside the transaction.
     assert_eq!(read.borrow().as_deref(), Some("scored"));
     assert_eq!(component(&k, "sign", "text"), json!({"value": "scored"}));
@@ -127,10 +186,20 @@ fn a_rejected_subcommand_dooms_the_transaction_even_when_swallowed() {
     let mut k = table();
     let mut host = ClosureHost::new().with_handler(|ctx, event| {
         if event.type_name() == "counter.changed" {
-            ctx.submit("main", "global", "text.set", json!({"entityId": "sign", "value": "ok"}))
-                .map_err(|r| failure(&r.to_string()))?;
+            ctx.submit(
+                "main",
+                "global",
+                "text.set",
+                json!({"entityId": "sign", "value": "ok"}),
+            )
+            .map_err(|r| failure(&r.to_string()))?;
             // The script catches this error and carries on (pcall in Lua).
-            let swallowed = ctx.submit("rules", "b7", "counter.add", json!({"entityId": "card", "amount": 1}));
+            let swallowed = ctx.submit(
+                "rules",
+                "b7",
+                "counter.add",
+                json!({"entityId": "card", "amount": 1}),
+            );
             assert!(swallowed.is_err());
             assert!(ctx.is_doomed());
         }
@@ -138,7 +207,14 @@ fn a_rejected_subcommand_dooms_the_transaction_even_when_swallowed() {
     });
     let hash = k.state_hash();
     let seq = k.state().sequence;
-    let out = k.process_json(&player("p1", "counter.add", json!({"entityId": "score", "amount": 1})), &mut host);
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "score", "amount": 1}),
+        ),
+        &mut host,
+    );
     let ev = events(&out);
     assert_eq!(ev.len(), 2, "{ev:?}");
     assert_eq!(ev[0].0, "action.rejected");
@@ -149,7 +225,10 @@ fn a_rejected_subcommand_dooms_the_transaction_even_when_swallowed() {
     assert_eq!(ev[1].1["bindingId"], json!("b7"));
     assert_eq!(ev[1].1["function"], json!("on_counter_changed"));
     assert_eq!(ev[1].1["line"], json!(null));
-    assert!(ev[1].1["message"].as_str().unwrap_or("").contains("missing_component"));
+    assert!(ev[1].1["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("missing_component"));
     // Everything rolled back: the counter, the text, and the sequence moved on.
     assert_eq!(k.state_hash(), hash);
     assert_eq!(k.state().sequence, seq + 1);
@@ -171,13 +250,24 @@ fn a_handler_error_rolls_back_rng_storage_and_every_mutation() {
     let mut k = table();
     let mut twin = table();
     let hash = k.state_hash();
-    let out = k.process_json(&player("p1", "die.roll", json!({"entityId": "d6"})), &mut host);
-    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("script_error"));
+    let out = k.process_json(
+        &player("p1", "die.roll", json!({"entityId": "d6"})),
+        &mut host,
+    );
+    assert_eq!(
+        out.rejection().map(|r| r.code.as_str()),
+        Some("script_error")
+    );
     assert_eq!(k.state_hash(), hash);
     assert!(k.state().storage.is_empty());
     // The RNG was rewound: the next roll matches a twin that never failed.
-    let roll = |k: &mut Kernel| accept(k, player("p1", "die.roll", json!({"entityId": "d6"})))[0].1["value"].clone();
-    accept(&mut twin, player("p2", "button.press", json!({"entityId": "btn"})));
+    let roll = |k: &mut Kernel| {
+        accept(k, player("p1", "die.roll", json!({"entityId": "d6"})))[0].1["value"].clone()
+    };
+    accept(
+        &mut twin,
+        player("p2", "button.press", json!({"entityId": "btn"})),
+    );
     assert_eq!(roll(&mut k), roll(&mut twin));
 }
 
@@ -189,7 +279,11 @@ fn storage_writes_commit_with_the_transaction() {
     });
     let mut k = table();
     let before = k.state_hash();
-    accept_with(&mut k, player("p1", "button.press", json!({"entityId": "btn"})), &mut host);
+    accept_with(
+        &mut k,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
     assert_eq!(k.state().storage.get("main"), Some(&Value::Number(3.0)));
     assert_ne!(k.state_hash(), before, "storage is part of the state hash");
 }
@@ -198,7 +292,12 @@ fn storage_writes_commit_with_the_transaction() {
 fn an_endless_cascade_is_stopped_as_a_budget_error() {
     let mut host = ClosureHost::new().with_handler(|ctx, event| {
         if event.type_name() == "counter.changed" {
-            let _ = ctx.submit("main", "global", "counter.add", json!({"entityId": "free", "amount": 1}));
+            let _ = ctx.submit(
+                "main",
+                "global",
+                "counter.add",
+                json!({"entityId": "free", "amount": 1}),
+            );
         }
         Ok(())
     });
@@ -207,11 +306,21 @@ fn an_endless_cascade_is_stopped_as_a_budget_error() {
         subcommands_max: 100,
     });
     let hash = k.state_hash();
-    let out = k.process_json(&player("p1", "counter.add", json!({"entityId": "free", "amount": 1})), &mut host);
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "free", "amount": 1}),
+        ),
+        &mut host,
+    );
     let ev = events(&out);
     assert_eq!(ev[0].1["code"], json!("script_error"));
     assert_eq!(ev[1].1["kind"], json!("budget"));
-    assert!(ev[1].1["message"].as_str().unwrap_or("").contains("cascade_limit"));
+    assert!(ev[1].1["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("cascade_limit"));
     assert_eq!(k.state_hash(), hash);
 }
 
@@ -229,8 +338,14 @@ fn a_wide_fan_out_hits_the_subcommand_bound() {
         cascade_depth_max: 8,
         subcommands_max: 20,
     });
-    let out = k.process_json(&player("p1", "button.press", json!({"entityId": "btn"})), &mut host);
-    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("script_error"));
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert_eq!(
+        out.rejection().map(|r| r.code.as_str()),
+        Some("script_error")
+    );
 }
 
 #[test]
@@ -240,16 +355,35 @@ fn handlers_see_events_in_emission_order_including_cascades() {
     let mut host = ClosureHost::new().with_handler(move |ctx, event| {
         log.borrow_mut().push(event.type_name());
         if event.type_name() == "entity.dropped" {
-            ctx.submit("main", "global", "counter.add", json!({"entityId": "free", "amount": 1}))
-                .map_err(|r| failure(&r.to_string()))?;
+            ctx.submit(
+                "main",
+                "global",
+                "counter.add",
+                json!({"entityId": "free", "amount": 1}),
+            )
+            .map_err(|r| failure(&r.to_string()))?;
         }
         Ok(())
     });
     let mut k = table();
-    accept(&mut k, player("p1", "entity.grab", json!({"entityId": "card"})));
-    let out = k.process_json(&system("system.player_left", json!({"playerId": "p1"})), &mut host);
+    accept(
+        &mut k,
+        player("p1", "entity.grab", json!({"entityId": "card"})),
+    );
+    let out = k.process_json(
+        &system("system.player_left", json!({"playerId": "p1"})),
+        &mut host,
+    );
     let logged: Vec<_> = out.events.iter().map(|e| e.type_name()).collect();
-    assert_eq!(logged, vec!["entity.dropped", "seat.left", "player.left", "counter.changed"]);
+    assert_eq!(
+        logged,
+        vec![
+            "entity.dropped",
+            "seat.left",
+            "player.left",
+            "counter.changed"
+        ]
+    );
     assert_eq!(*seen.borrow(), logged);
 }
 
@@ -261,7 +395,9 @@ fn dry_run_reports_the_verdict_and_events_and_changes_nothing() {
     let seq = k.state().sequence;
     let add = Action::new(
         "counter.add",
-        Source::Player { player_id: "p1".into() },
+        Source::Player {
+            player_id: "p1".into(),
+        },
         json!({"entityId": "score", "amount": 2}),
     );
     let out = k.dry_run(&add, &mut host);
@@ -272,9 +408,18 @@ fn dry_run_reports_the_verdict_and_events_and_changes_nothing() {
     assert_eq!(k.state_hash(), hash);
     assert_eq!(k.state().sequence, seq);
     // An illegal move: the verdict and its code, still no change.
-    let bad = Action::new("entity.grab", Source::Player { player_id: "p1".into() }, json!({"entityId": "s_bottom"}));
+    let bad = Action::new(
+        "entity.grab",
+        Source::Player {
+            player_id: "p1".into(),
+        },
+        json!({"entityId": "s_bottom"}),
+    );
     let out = k.dry_run(&bad, &mut host);
-    assert_eq!(out.rejection().map(|r| r.code.as_str()), Some("not_stack_top"));
+    assert_eq!(
+        out.rejection().map(|r| r.code.as_str()),
+        Some("not_stack_top")
+    );
     assert_eq!(k.state_hash(), hash);
     assert_eq!(k.state().sequence, seq);
     // The real action afterwards produces exactly what the dry run predicted.
@@ -286,7 +431,13 @@ fn dry_run_reports_the_verdict_and_events_and_changes_nothing() {
 #[test]
 fn a_dry_run_of_a_die_roll_does_not_consume_randomness() {
     let mut k = table();
-    let roll = Action::new("die.roll", Source::Player { player_id: "p1".into() }, json!({"entityId": "d6"}));
+    let roll = Action::new(
+        "die.roll",
+        Source::Player {
+            player_id: "p1".into(),
+        },
+        json!({"entityId": "d6"}),
+    );
     let host = &mut digipology_kernel::NoScripts;
     let predicted = k.dry_run(&roll, host);
     let real = k.process(&roll, host);

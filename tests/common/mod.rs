@@ -50,7 +50,10 @@ pub fn events(out: &Output) -> Vec<serde_json::Value> {
 /// Asserts no Rust panic or backtrace text reached the user.
 pub fn assert_no_panic(out: &Output) {
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
 }
 
 /// Writes `text` to `dir/name` and returns the path.

@@ -11,7 +11,11 @@ use crate::txn::Txn;
 
 /// Enabled button and every `can_press` approving; the button itself does
 /// not change.
-pub(crate) fn press(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+pub(crate) fn press(
+    txn: &mut Txn<'_>,
+    action: &Action,
+    host: &mut dyn ScriptHost,
+) -> Result<(), Failure> {
     let p = Payload::new(&action.payload, &["entityId"])?;
     let entity_id = p.str("entityId")?;
     let player = action.source.player_id().unwrap_or_default();

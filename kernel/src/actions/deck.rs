@@ -21,10 +21,18 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let deck_id = p.str("deckId")?;
     let (key, e) = find(txn.state(), deck_id, "deckId")?;
     need_deck(e)?;
-    let mut items = e.components.container.as_ref().map(|c| c.items.clone()).unwrap_or_default();
+    let mut items = e
+        .components
+        .container
+        .as_ref()
+        .map(|c| c.items.clone())
+        .unwrap_or_default();
     let deck = e.id.clone();
     txn.rng().shuffle(&mut items);
-    if let Some(c) = txn.entity_mut(key).and_then(|e| e.components.container.as_mut()) {
+    if let Some(c) = txn
+        .entity_mut(key)
+        .and_then(|e| e.components.container.as_mut())
+    {
         c.items = items;
     }
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
@@ -49,7 +57,11 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
     need_deck(deck)?;
     let (target_key, target) = find(state, target_id, "target")?;
     need(target.components.container.is_some(), target, "container")?;
-    let available = deck.components.container.as_ref().map_or(0, |c| c.items.len());
+    let available = deck
+        .components
+        .container
+        .as_ref()
+        .map_or(0, |c| c.items.len());
     if (available as u64) < count {
         return reject(
             RejectCode::InsufficientCards,
@@ -69,11 +81,17 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
     let (deck, target) = (deck.id.clone(), target.id.clone());
     let count = count as usize;
     let mut drawn: Vec<Id> = Vec::with_capacity(count);
-    if let Some(c) = txn.entity_mut(deck_key).and_then(|e| e.components.container.as_mut()) {
+    if let Some(c) = txn
+        .entity_mut(deck_key)
+        .and_then(|e| e.components.container.as_mut())
+    {
         let keep = c.items.len() - count;
         drawn.extend(c.items.drain(keep..).rev());
     }
-    if let Some(c) = txn.entity_mut(target_key).and_then(|e| e.components.container.as_mut()) {
+    if let Some(c) = txn
+        .entity_mut(target_key)
+        .and_then(|e| e.components.container.as_mut())
+    {
         c.items.extend(drawn.iter().cloned());
     }
     for card in &drawn {

@@ -5,8 +5,8 @@ use crate::actions::{find, need};
 use crate::event::EventKind;
 use crate::payload::Payload;
 use crate::reject::{reject, RejectCode, Rejection};
-use crate::value::Value;
 use crate::txn::Txn;
+use crate::value::Value;
 
 /// Chooses a face index with the canonical RNG.
 pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
@@ -14,8 +14,14 @@ pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
     let entity_id = p.str("entityId")?;
     let (key, e) = find(txn.state(), entity_id, "entityId")?;
     need(e.components.die.is_some(), e, "die")?;
-    let faces = e.components.die.as_ref().map(|d| d.effective_faces()).unwrap_or_default();
-    let valid = |f: &Value| matches!(f, Value::String(_)) || matches!(f, Value::Number(n) if n.is_finite());
+    let faces = e
+        .components
+        .die
+        .as_ref()
+        .map(|d| d.effective_faces())
+        .unwrap_or_default();
+    let valid =
+        |f: &Value| matches!(f, Value::String(_)) || matches!(f, Value::Number(n) if n.is_finite());
     if faces.is_empty() || !faces.iter().all(valid) {
         return reject(
             RejectCode::InvalidFaces,

@@ -12,13 +12,21 @@ use crate::txn::Txn;
 
 /// Enabled grabbable, unheld, unlocked, outside a stack or its top; then
 /// `can_grab`.
-pub(crate) fn grab(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+pub(crate) fn grab(
+    txn: &mut Txn<'_>,
+    action: &Action,
+    host: &mut dyn ScriptHost,
+) -> Result<(), Failure> {
     let p = Payload::new(&action.payload, &["entityId"])?;
     let entity_id = p.str("entityId")?;
     let player = action.source.player_id().unwrap_or_default();
     let (key, e) = find(txn.state(), entity_id, "entityId")?;
     need(e.components.grabbable.is_some(), e, "grabbable")?;
-    need_enabled(e.components.grabbable.is_some_and(|g| g.enabled), e, "grabbable")?;
+    need_enabled(
+        e.components.grabbable.is_some_and(|g| g.enabled),
+        e,
+        "grabbable",
+    )?;
     if let Some(holder) = &e.held_by {
         return Err(Rejection::new(
             RejectCode::AlreadyHeld,
@@ -27,7 +35,11 @@ pub(crate) fn grab(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost
         .into());
     }
     if e.components.lockable == Some(true) {
-        return Err(Rejection::new(RejectCode::Locked, format!("entity \"{entity_id}\" is locked")).into());
+        return Err(Rejection::new(
+            RejectCode::Locked,
+            format!("entity \"{entity_id}\" is locked"),
+        )
+        .into());
     }
     need_stack_top(txn.state(), e)?;
     let eid = e.id.clone();
@@ -42,7 +54,11 @@ pub(crate) fn grab(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost
 }
 
 /// Toggles `flipped`; player sources ask `can_flip` first.
-pub(crate) fn flip(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
+pub(crate) fn flip(
+    txn: &mut Txn<'_>,
+    action: &Action,
+    host: &mut dyn ScriptHost,
+) -> Result<(), Failure> {
     let p = Payload::new(&action.payload, &["entityId"])?;
     let entity_id = p.str("entityId")?;
     let (key, e) = find(txn.state(), entity_id, "entityId")?;

@@ -45,7 +45,11 @@ pub(crate) fn apply(
 }
 
 /// Finds the entity named by payload field `field`.
-pub(crate) fn find<'a>(state: &'a State, id: &str, field: &str) -> Result<(EntityKey, &'a Entity), Rejection> {
+pub(crate) fn find<'a>(
+    state: &'a State,
+    id: &str,
+    field: &str,
+) -> Result<(EntityKey, &'a Entity), Rejection> {
     match state.key(id).and_then(|k| state.get(k).map(|e| (k, e))) {
         Some(found) => Ok(found),
         None => reject(

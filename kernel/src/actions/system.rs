@@ -15,7 +15,10 @@ pub(crate) fn game_start(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejec
     let settings = match p.opt("settings") {
         None => None,
         Some(v) if !v.is_object() => {
-            return reject(RejectCode::InvalidType, "payload.settings must be an object")
+            return reject(
+                RejectCode::InvalidType,
+                "payload.settings must be an object",
+            )
         }
         Some(v) => Some(
             settings_from(v, "payload.settings")
@@ -25,7 +28,10 @@ pub(crate) fn game_start(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejec
     if txn.seq() != 0 {
         return reject(
             RejectCode::SequenceNotZero,
-            format!("system.game_start must be sequence 0, this is sequence {}", txn.seq()),
+            format!(
+                "system.game_start must be sequence 0, this is sequence {}",
+                txn.seq()
+            ),
         );
     }
     if let Some(s) = settings {

@@ -20,7 +20,10 @@ pub(crate) fn set(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     if value.len() > TEXT_BYTES_MAX {
         return reject(
             RejectCode::TextTooLong,
-            format!("text is limited to {TEXT_BYTES_MAX} UTF-8 bytes, got {}", value.len()),
+            format!(
+                "text is limited to {TEXT_BYTES_MAX} UTF-8 bytes, got {}",
+                value.len()
+            ),
         );
     }
     let eid = e.id.clone();

@@ -52,9 +52,15 @@ pub fn started(game: &Value, seed: u64) -> Kernel {
 pub fn table() -> Kernel {
     let mut k = started(&standard_game(), 1);
     for a in [
-        system("system.player_joined", json!({"playerId": "p1", "name": "Ann"})),
+        system(
+            "system.player_joined",
+            json!({"playerId": "p1", "name": "Ann"}),
+        ),
         system("system.player_joined", json!({"playerId": "p2"})),
-        system("system.seat_assign", json!({"playerId": "p1", "seatId": "north"})),
+        system(
+            "system.seat_assign",
+            json!({"playerId": "p1", "seatId": "north"}),
+        ),
     ] {
         let out = k.process_json(&a, &mut NoScripts);
         assert!(out.accepted(), "{:?}", out.rejection());
@@ -94,10 +100,18 @@ pub fn accept(k: &mut Kernel, action: Value) -> Vec<(String, Value)> {
 }
 
 /// As [`accept`], with a script host.
-pub fn accept_with(k: &mut Kernel, action: Value, host: &mut dyn ScriptHost) -> Vec<(String, Value)> {
+pub fn accept_with(
+    k: &mut Kernel,
+    action: Value,
+    host: &mut dyn ScriptHost,
+) -> Vec<(String, Value)> {
     let seq = k.state().sequence;
     let out = k.process_json(&action, host);
-    assert!(out.accepted(), "expected acceptance of {action}, got {:?}", out.rejection());
+    assert!(
+        out.accepted(),
+        "expected acceptance of {action}, got {:?}",
+        out.rejection()
+    );
     assert_eq!(out.seq, seq);
     assert_eq!(k.state().sequence, seq + 1);
     events(&out)
@@ -116,11 +130,26 @@ pub fn reject_with(k: &mut Kernel, action: Value, code: &str, host: &mut dyn Scr
     let seq = k.state().sequence;
     let out = k.process_json(&action, host);
     let ev = events(&out);
-    assert_eq!(ev[0].0, "action.rejected", "expected rejection of {action}, got {ev:?}");
-    assert_eq!(ev[0].1["code"], json!(code), "wrong code for {action}: {ev:?}");
+    assert_eq!(
+        ev[0].0, "action.rejected",
+        "expected rejection of {action}, got {ev:?}"
+    );
+    assert_eq!(
+        ev[0].1["code"],
+        json!(code),
+        "wrong code for {action}: {ev:?}"
+    );
     assert_eq!(out.rejection().map(|r| r.code.as_str()), Some(code));
-    assert_eq!(k.state_hash(), hash, "rejected {action} changed the state hash");
-    assert_eq!(k.state().sequence, seq + 1, "rejected {action} did not advance the sequence");
+    assert_eq!(
+        k.state_hash(),
+        hash,
+        "rejected {action} changed the state hash"
+    );
+    assert_eq!(
+        k.state().sequence,
+        seq + 1,
+        "rejected {action} did not advance the sequence"
+    );
     assert_eq!(out.seq, seq);
     ev[0].1["message"].as_str().unwrap_or_default().to_owned()
 }
