@@ -1,12 +1,11 @@
 //! button.press.
 
 use crate::action::Action;
-use crate::actions::{find, need, need_enabled, run_guard};
+use crate::actions::{find, need, need_enabled, player_id, run_guard};
 use crate::event::EventKind;
 use crate::host::{GuardKind, ScriptHost};
 use crate::kernel::Failure;
 use crate::payload::Payload;
-use crate::state::Id;
 use crate::txn::Txn;
 
 /// Enabled button and every `can_press` approving; the button itself does
@@ -24,11 +23,7 @@ pub(crate) fn press(
     need_enabled(e.components.button.is_some_and(|b| b.enabled), e, "button")?;
     let eid = e.id.clone();
     run_guard(txn, host, GuardKind::Press, player, entity_id, None)?;
-    let pid = txn
-        .state()
-        .players
-        .get_key_value(player)
-        .map_or_else(|| Id::from(player), |(k, _)| k.clone());
+    let pid = player_id(txn, player);
     txn.emit(EventKind::ButtonPressed {
         entity_id: eid,
         player_id: pid,

@@ -1,13 +1,12 @@
 //! entity.grab, entity.flip, entity.set_locked.
 
 use crate::action::Action;
-use crate::actions::{find, need, need_enabled, need_stack_top, run_guard};
+use crate::actions::{find, need, need_enabled, need_stack_top, player_id, run_guard};
 use crate::event::EventKind;
 use crate::host::{GuardKind, ScriptHost};
 use crate::kernel::Failure;
 use crate::payload::Payload;
 use crate::reject::{RejectCode, Rejection};
-use crate::state::Id;
 use crate::txn::Txn;
 
 /// Enabled grabbable, unheld, unlocked, outside a stack or its top; then
@@ -85,12 +84,4 @@ pub(crate) fn set_locked(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejec
     need(e.components.lockable.is_some(), e, "lockable")?;
     txn.set_locked(key, locked);
     Ok(())
-}
-
-/// The interned id of a player already known to exist (source checked).
-fn player_id(txn: &Txn<'_>, player: &str) -> Id {
-    txn.state()
-        .players
-        .get_key_value(player)
-        .map_or_else(|| Id::from(player), |(k, _)| k.clone())
 }

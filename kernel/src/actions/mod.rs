@@ -14,7 +14,7 @@ use crate::action::{Action, ActionType};
 use crate::host::{GuardKind, GuardRequest, ScriptHost, Verdict};
 use crate::kernel::Failure;
 use crate::reject::{reject, RejectCode, Rejection};
-use crate::state::{Entity, EntityKey, Placement, State};
+use crate::state::{Entity, EntityKey, Id, Placement, State};
 use crate::transform::Transform;
 use crate::txn::Txn;
 
@@ -95,6 +95,14 @@ pub(crate) fn need_stack_top(state: &State, e: &Entity) -> Result<(), Rejection>
         }
     }
     Ok(())
+}
+
+/// The shared id of a player the source check already found.
+pub(crate) fn player_id(txn: &Txn<'_>, player: &str) -> Id {
+    txn.state()
+        .players
+        .get_key_value(player)
+        .map_or_else(|| Id::from(player), |(k, _)| k.clone())
 }
 
 /// Asks the creator guards; a denial or failure stops the action.
