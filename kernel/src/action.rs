@@ -242,15 +242,24 @@ registry! {
     PlayerLeft => "system.player_left", player: Never, script: false, system: true;
     SeatAssign => "system.seat_assign", player: Never, script: false, system: true;
     EntityGrab => "entity.grab", player: Always, script: false, system: false;
+    EntityDrop => "entity.drop", player: Always, script: false, system: false;
+    EntityMove => "entity.move", player: Never, script: true, system: true;
     EntityFlip => "entity.flip", player: Always, script: true, system: false;
     EntitySetLocked => "entity.set_locked", player: Sandbox, script: true, system: false;
+    ContainerMove => "container.move", player: Never, script: true, system: false;
     DeckShuffle => "deck.shuffle", player: Always, script: true, system: false;
     DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false;
+    StackRemoveTop => "stack.remove_top", player: Always, script: true, system: false;
+    StackCreate => "stack.create", player: Never, script: true, system: false;
+    StackAdd => "stack.add", player: Never, script: true, system: false;
+    StackMerge => "stack.merge", player: Never, script: true, system: false;
+    StackDissolve => "stack.dissolve", player: Never, script: true, system: false;
     DieRoll => "die.roll", player: Always, script: true, system: false;
     CounterSet => "counter.set", player: Always, script: true, system: false;
     CounterAdd => "counter.add", player: Always, script: true, system: false;
     ButtonPress => "button.press", player: Always, script: false, system: false;
     TextSet => "text.set", player: Never, script: true, system: false;
+    SnapAttach => "snap.attach", player: Never, script: true, system: false;
 }
 
 impl Sources {

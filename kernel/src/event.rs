@@ -117,6 +117,75 @@ pub enum EventKind {
         /// New value.
         flipped: bool,
     },
+    /// `container.removed`
+    ContainerRemoved {
+        /// Container left.
+        container_id: Id,
+        /// Entity removed.
+        entity_id: Id,
+        /// Its index before removal.
+        index: u64,
+    },
+    /// `container.moved`
+    ContainerMoved {
+        /// Entity moved.
+        entity_id: Id,
+        /// Source container, or `None` for the world.
+        from: Option<Id>,
+        /// Target container, or `None` for the world.
+        to: Option<Id>,
+        /// Requested insertion index.
+        index: u64,
+        /// Index in the source container (`None` when it came from the world).
+        from_index: Option<u64>,
+    },
+    /// `stack.created`
+    StackCreated {
+        /// Stack.
+        stack_id: Id,
+        /// Items bottom → top.
+        items: Vec<Id>,
+    },
+    /// `stack.changed`
+    StackChanged {
+        /// Stack.
+        stack_id: Id,
+        /// Items bottom → top, after the change.
+        items: Vec<Id>,
+    },
+    /// `stack.dissolved`
+    StackDissolved {
+        /// Stack.
+        stack_id: Id,
+    },
+    /// `zone.entered`
+    ZoneEntered {
+        /// Zone entity.
+        zone_id: Id,
+        /// Entity that entered.
+        entity_id: Id,
+    },
+    /// `zone.left`
+    ZoneLeft {
+        /// Zone entity.
+        zone_id: Id,
+        /// Entity that left.
+        entity_id: Id,
+    },
+    /// `snap.attached`
+    SnapAttached {
+        /// Snap point entity.
+        snap_point_id: Id,
+        /// Attached entity.
+        entity_id: Id,
+    },
+    /// `snap.detached`
+    SnapDetached {
+        /// Snap point entity.
+        snap_point_id: Id,
+        /// Detached entity.
+        entity_id: Id,
+    },
     /// `deck.shuffled`
     DeckShuffled {
         /// Deck.
@@ -191,6 +260,15 @@ impl EventKind {
             EventKind::EntityGrabbed { .. } => "entity.grabbed",
             EventKind::EntityDropped { .. } => "entity.dropped",
             EventKind::EntityFlipped { .. } => "entity.flipped",
+            EventKind::ContainerRemoved { .. } => "container.removed",
+            EventKind::ContainerMoved { .. } => "container.moved",
+            EventKind::StackCreated { .. } => "stack.created",
+            EventKind::StackChanged { .. } => "stack.changed",
+            EventKind::StackDissolved { .. } => "stack.dissolved",
+            EventKind::ZoneEntered { .. } => "zone.entered",
+            EventKind::ZoneLeft { .. } => "zone.left",
+            EventKind::SnapAttached { .. } => "snap.attached",
+            EventKind::SnapDetached { .. } => "snap.detached",
             EventKind::DeckShuffled { .. } => "deck.shuffled",
             EventKind::DeckDrawn { .. } => "deck.drawn",
             EventKind::DieRolled { .. } => "die.rolled",
@@ -213,6 +291,34 @@ impl EventKind {
             | EventKind::ButtonPressed { entity_id, .. }
             | EventKind::TextChanged { entity_id, .. } => vec![entity_id],
             EventKind::DeckShuffled { deck_id } => vec![deck_id],
+            EventKind::ContainerRemoved {
+                container_id,
+                entity_id,
+                ..
+            } => vec![container_id, entity_id],
+            EventKind::ContainerMoved {
+                entity_id,
+                from,
+                to,
+                ..
+            } => {
+                let mut v = vec![entity_id];
+                v.extend(from.iter().chain(to.iter()));
+                v
+            }
+            EventKind::StackCreated { items, .. } | EventKind::StackChanged { items, .. } => {
+                items.iter().collect()
+            }
+            EventKind::ZoneEntered { zone_id, entity_id }
+            | EventKind::ZoneLeft { zone_id, entity_id } => vec![zone_id, entity_id],
+            EventKind::SnapAttached {
+                snap_point_id,
+                entity_id,
+            }
+            | EventKind::SnapDetached {
+                snap_point_id,
+                entity_id,
+            } => vec![snap_point_id, entity_id],
             EventKind::DeckDrawn {
                 deck_id,
                 target,
@@ -259,6 +365,51 @@ impl EventKind {
                 ("flipped", Value::Bool(*flipped)),
             ]),
             EventKind::DeckShuffled { deck_id } => object([("deckId", s(deck_id))]),
+            EventKind::ContainerRemoved {
+                container_id,
+                entity_id,
+                index,
+            } => object([
+                ("containerId", s(container_id)),
+                ("entityId", s(entity_id)),
+                ("index", Value::Number(*index as f64)),
+            ]),
+            EventKind::ContainerMoved {
+                entity_id,
+                from,
+                to,
+                index,
+                from_index,
+            } => object([
+                ("entityId", s(entity_id)),
+                ("from", from.as_ref().map_or(Value::Null, s)),
+                ("to", to.as_ref().map_or(Value::Null, s)),
+                ("index", Value::Number(*index as f64)),
+                (
+                    "fromIndex",
+                    from_index.map_or(Value::Null, |i| Value::Number(i as f64)),
+                ),
+            ]),
+            EventKind::StackCreated { stack_id, items }
+            | EventKind::StackChanged { stack_id, items } => {
+                object([("stackId", s(stack_id)), ("items", ids(items))])
+            }
+            EventKind::StackDissolved { stack_id } => object([("stackId", s(stack_id))]),
+            EventKind::ZoneEntered { zone_id, entity_id }
+            | EventKind::ZoneLeft { zone_id, entity_id } => {
+                object([("zoneId", s(zone_id)), ("entityId", s(entity_id))])
+            }
+            EventKind::SnapAttached {
+                snap_point_id,
+                entity_id,
+            }
+            | EventKind::SnapDetached {
+                snap_point_id,
+                entity_id,
+            } => object([
+                ("snapPointId", s(snap_point_id)),
+                ("entityId", s(entity_id)),
+            ]),
             EventKind::DeckDrawn {
                 deck_id,
                 target,

@@ -95,6 +95,7 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
         load_stacks(&mut state, stacks)?;
     }
     link_containers(&mut state)?;
+    state.rebuild_indexes();
     for key in ["scripts", "prefabs"] {
         if let Some(v) = top.get(key) {
             let ok = if key == "scripts" {
@@ -314,7 +315,7 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
             c.text = Some(value);
         }
         "snap_point" => {
-            only_keys(o, &["capacity", "tags", "radius"], path)?;
+            only_keys(o, &["capacity", "tags", "radius", "attached"], path)?;
             let mut s = SnapPoint {
                 capacity: opt_count(o, "capacity", path)?,
                 ..SnapPoint::default()
@@ -323,6 +324,11 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
                 s.tags = string_list(t, &format!("{path}.tags"))?;
                 s.tags.sort();
                 s.tags.dedup();
+            }
+            if let Some(a) = o.get("attached") {
+                let mut list = string_list(a, &format!("{path}.attached"))?;
+                list.sort();
+                s.attached = list.iter().map(|x| Id::from(x.as_str())).collect();
             }
             if let Some(r) = opt_num(o, "radius", path)? {
                 if r < 0.0 {
@@ -489,23 +495,38 @@ fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Resolves container items and snap attachments into placements.
+/// Resolves container items and snap attachments into placements, checking
+/// that each entity has at most one.
 fn link_containers(state: &mut State) -> Result<(), LoadError> {
-    let holders: Vec<(Id, Vec<Id>)> = state
-        .entities_sorted()
-        .into_iter()
-        .filter_map(|e| {
-            e.components
-                .container
-                .as_ref()
-                .map(|c| (e.id.clone(), c.items.clone()))
-        })
-        .collect();
-    for (cid, items) in holders {
+    let mut holders: Vec<(Id, &'static str, Vec<Id>)> = Vec::new();
+    for e in state.entities_sorted() {
+        if let Some(c) = &e.components.container {
+            holders.push((e.id.clone(), "container.items", c.items.clone()));
+        }
+        if let Some(s) = &e.components.snap_point {
+            let mut seen = std::collections::BTreeSet::new();
+            for t in &s.attached {
+                if !seen.insert(t.clone()) {
+                    return err(
+                        &format!("entities[\"{}\"].components.snap_point.attached", e.id),
+                        format!("\"{t}\" is listed twice"),
+                    );
+                }
+            }
+            if s.capacity.is_some_and(|c| s.attached.len() as u64 > c) {
+                return err(
+                    &format!("entities[\"{}\"].components.snap_point", e.id),
+                    "more attachments than its capacity",
+                );
+            }
+            holders.push((e.id.clone(), "snap_point.attached", s.attached.clone()));
+        }
+    }
+    for (hid, field, items) in holders {
         for (i, item) in items.iter().enumerate() {
-            let path = format!("entities[\"{cid}\"].components.container.items[{i}]");
-            if *item == cid {
-                return err(&path, "a container cannot hold itself");
+            let path = format!("entities[\"{hid}\"].components.{field}[{i}]");
+            if *item == hid {
+                return err(&path, "an entity cannot hold itself");
             }
             let key = state.key(item).ok_or_else(|| LoadError {
                 path: path.clone(),
@@ -516,9 +537,16 @@ fn link_containers(state: &mut State) -> Result<(), LoadError> {
                 message: "entity vanished".into(),
             })?;
             if e.placement != Placement::World {
-                return err(&path, format!("\"{item}\" is already placed elsewhere (an entity has exactly one placement)"));
+                return err(
+                    &path,
+                    format!("\"{item}\" is already placed elsewhere (an entity has exactly one placement)"),
+                );
             }
-            e.placement = Placement::Container(cid.clone());
+            e.placement = if field == "container.items" {
+                Placement::Container(hid.clone())
+            } else {
+                Placement::Snap(hid.clone())
+            };
         }
     }
     Ok(())

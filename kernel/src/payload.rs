@@ -3,6 +3,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::reject::{reject, RejectCode, Rejection};
+use crate::transform::Transform;
 
 /// A payload whose keys have been checked against the action's schema.
 pub(crate) struct Payload<'a> {
@@ -91,6 +92,58 @@ impl<'a> Payload<'a> {
             );
         }
         Ok(n as u64)
+    }
+
+    /// A required non-negative safe integer (0 ..= 2^53 - 1).
+    pub(crate) fn index(&self, key: &str) -> Result<u64, Rejection> {
+        let n = self.num(key)?;
+        if n < 0.0 || n.fract() != 0.0 || n > MAX_SAFE_INTEGER {
+            return reject(
+                RejectCode::InvalidValue,
+                format!("payload.{key} must be a non-negative safe integer, got {n}"),
+            );
+        }
+        Ok(n as u64)
+    }
+
+    /// A required field that is a string or `null`.
+    pub(crate) fn str_or_null(&self, key: &str) -> Result<Option<&'a str>, Rejection> {
+        match self.required(key)? {
+            Json::Null => Ok(None),
+            Json::String(s) => Ok(Some(s)),
+            other => reject(
+                RejectCode::InvalidType,
+                format!(
+                    "payload.{key} must be a string or null, not {}",
+                    json_type(other)
+                ),
+            ),
+        }
+    }
+
+    /// A required array of strings.
+    pub(crate) fn str_list(&self, key: &str) -> Result<Vec<&'a str>, Rejection> {
+        let Json::Array(list) = self.required(key)? else {
+            return reject(
+                RejectCode::InvalidType,
+                format!("payload.{key} must be an array of ids"),
+            );
+        };
+        list.iter()
+            .map(|v| match v {
+                Json::String(s) => Ok(s.as_str()),
+                other => reject(
+                    RejectCode::InvalidType,
+                    format!("payload.{key} must hold strings, not {}", json_type(other)),
+                ),
+            })
+            .collect()
+    }
+
+    /// A required canonical transform (validated, normalized, quantized).
+    pub(crate) fn transform(&self, key: &str) -> Result<Transform, Rejection> {
+        Transform::from_json(self.required(key)?)
+            .map_err(|m| Rejection::new(RejectCode::InvalidValue, format!("payload.{key}: {m}")))
     }
 
     /// A required boolean.

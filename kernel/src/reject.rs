@@ -37,12 +37,18 @@ pub enum RejectCode {
     PlayerNotFound,
     /// The payload names an entity that does not exist.
     EntityNotFound,
+    /// The payload names a stack that does not exist.
+    StackNotFound,
+    /// `stack.create` with an id that is already a stack.
+    StackExists,
     /// The entity lacks the component the action needs.
     MissingComponent,
     /// The needed component exists but is disabled.
     ComponentDisabled,
     /// The entity is held by a player.
     AlreadyHeld,
+    /// A drop by a player who does not hold the entity.
+    NotHeld,
     /// The entity is locked.
     Locked,
     /// The entity is in a stack and is not its top.
@@ -51,6 +57,25 @@ pub enum RejectCode {
     HeldByOther,
     /// Source and target container are the same entity.
     SameContainer,
+    /// Two ids that must differ are equal (snap point and entity).
+    SameEntity,
+    /// `container.move`'s `from` does not match where the entity is.
+    SourceMismatch,
+    /// An insertion index beyond the target's length (or non-zero for the
+    /// world).
+    IndexOutOfRange,
+    /// Moving a container into itself or into something it holds.
+    ContainerCycle,
+    /// A stack member that must be in the world is placed elsewhere.
+    NotInWorld,
+    /// An id listed twice where items must be unique.
+    DuplicateItem,
+    /// Fewer items than the action needs.
+    TooFewItems,
+    /// The entity is already attached to that snap point.
+    AlreadyAttached,
+    /// The snap point has tags and the entity shares none of them.
+    TagMismatch,
     /// The deck has fewer cards than the draw needs.
     InsufficientCards,
     /// The target container lacks room for the whole operation.
@@ -86,13 +111,25 @@ impl RejectCode {
             RejectCode::PlayerExists => "player_exists",
             RejectCode::PlayerNotFound => "player_not_found",
             RejectCode::EntityNotFound => "entity_not_found",
+            RejectCode::StackNotFound => "stack_not_found",
+            RejectCode::StackExists => "stack_exists",
             RejectCode::MissingComponent => "missing_component",
             RejectCode::ComponentDisabled => "component_disabled",
             RejectCode::AlreadyHeld => "already_held",
+            RejectCode::NotHeld => "not_held",
             RejectCode::Locked => "locked",
             RejectCode::NotStackTop => "not_stack_top",
             RejectCode::HeldByOther => "held_by_other",
             RejectCode::SameContainer => "same_container",
+            RejectCode::SameEntity => "same_entity",
+            RejectCode::SourceMismatch => "source_mismatch",
+            RejectCode::IndexOutOfRange => "index_out_of_range",
+            RejectCode::ContainerCycle => "container_cycle",
+            RejectCode::NotInWorld => "not_in_world",
+            RejectCode::DuplicateItem => "duplicate_item",
+            RejectCode::TooFewItems => "too_few_items",
+            RejectCode::AlreadyAttached => "already_attached",
+            RejectCode::TagMismatch => "tag_mismatch",
             RejectCode::InsufficientCards => "insufficient_cards",
             RejectCode::CapacityExceeded => "capacity_exceeded",
             RejectCode::InvalidFaces => "invalid_faces",

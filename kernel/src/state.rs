@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
 
 use crate::rng::Rng;
+use crate::spatial::Spatial;
 use crate::transform::{Transform, Vec3};
 use crate::value::{object, Value};
 
@@ -288,6 +289,8 @@ pub struct State {
     pub storage: BTreeMap<String, Value>,
     /// The canonical RNG.
     pub rng: Rng,
+    /// Derived placement indexes (not canonical).
+    pub(crate) spatial: Spatial,
 }
 
 impl State {
@@ -305,7 +308,149 @@ impl State {
             timers: BTreeMap::new(),
             storage: BTreeMap::new(),
             rng: Rng::from_seed(seed),
+            spatial: Spatial::default(),
         }
+    }
+
+    /// Rebuilds the derived indexes and every zone's members from scratch
+    /// (after a room is built).
+    pub fn rebuild_indexes(&mut self) {
+        self.spatial = Spatial::build(self.entities.values());
+        let zones: Vec<Id> = self.spatial.zones().to_vec();
+        for zid in zones {
+            let members = self.zone_members_fresh(&zid);
+            if let Some(z) = self
+                .key(&zid)
+                .and_then(|k| self.entities.get_mut(k))
+                .and_then(|e| e.components.zone.as_mut())
+            {
+                z.members = members;
+            }
+        }
+    }
+
+    /// Replaces an entity's transform and re-indexes it.
+    pub(crate) fn replace_transform(&mut self, key: EntityKey, t: Option<Transform>) {
+        let Some(e) = self.entities.get_mut(key) else {
+            return;
+        };
+        let old = e.components.transform.map(|t| t.position);
+        e.components.transform = t;
+        let new = t.map(|t| t.position);
+        if old != new {
+            self.spatial.place(e, old, new);
+        }
+    }
+
+    /// The spatial index (read-only).
+    pub fn spatial(&self) -> &Spatial {
+        &self.spatial
+    }
+
+    /// The position zones see for `e`: its transform position, when it is on
+    /// the table (not inside a container) and is not itself a zone.
+    pub fn zone_position(e: &Entity) -> Option<Vec3> {
+        if matches!(e.placement, Placement::Container(_)) || e.components.zone.is_some() {
+            return None;
+        }
+        e.components.transform.map(|t| t.position)
+    }
+
+    /// Whether zone entity `zone` (with its transform) contains point `p`.
+    pub fn zone_contains(zone: &Entity, p: Vec3) -> bool {
+        let (Some(z), Some(t)) = (&zone.components.zone, &zone.components.transform) else {
+            return false;
+        };
+        if matches!(zone.placement, Placement::Container(_)) {
+            return false;
+        }
+        let c = t.position;
+        let h = z.half_extents;
+        (p.x - c.x).abs() <= h.x && (p.y - c.y).abs() <= h.y && (p.z - c.z).abs() <= h.z
+    }
+
+    /// A zone's members computed from scratch, sorted.
+    pub fn zone_members_fresh(&self, zone_id: &str) -> Vec<Id> {
+        let Some(zone) = self.entity(zone_id) else {
+            return Vec::new();
+        };
+        let mut members: Vec<Id> = self
+            .entities
+            .values()
+            .filter(|e| State::zone_position(e).is_some_and(|p| State::zone_contains(zone, p)))
+            .map(|e| e.id.clone())
+            .collect();
+        members.sort_unstable();
+        members
+    }
+
+    /// Checks every placement invariant and the derived indexes; used by the
+    /// property tests. Returns the first violation found.
+    ///
+    /// # Errors
+    /// A description of the broken invariant.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen: BTreeMap<Id, Placement> = BTreeMap::new();
+        let mut claim = |id: &Id, p: Placement| -> Result<(), String> {
+            match seen.insert(id.clone(), p.clone()) {
+                Some(prev) => Err(format!("{id} is placed twice: {prev:?} and {p:?}")),
+                None => Ok(()),
+            }
+        };
+        for e in self.entities_sorted() {
+            if let Some(c) = &e.components.container {
+                for item in &c.items {
+                    claim(item, Placement::Container(e.id.clone()))?;
+                }
+            }
+            if let Some(s) = &e.components.snap_point {
+                if !s.attached.windows(2).all(|w| w[0] < w[1]) {
+                    return Err(format!(
+                        "snap point {} attachments are not in id order",
+                        e.id
+                    ));
+                }
+                for item in &s.attached {
+                    claim(item, Placement::Snap(e.id.clone()))?;
+                }
+            }
+        }
+        for (sid, s) in &self.stacks {
+            if s.items.is_empty() {
+                return Err(format!("stack {sid} is empty"));
+            }
+            for item in &s.items {
+                claim(item, Placement::Stack(sid.clone()))?;
+            }
+        }
+        for e in self.entities.values() {
+            let expected = seen.get(&e.id).cloned().unwrap_or(Placement::World);
+            if e.placement != expected {
+                return Err(format!(
+                    "{} records placement {:?} but is listed in {:?}",
+                    e.id, e.placement, expected
+                ));
+            }
+        }
+        for id in seen.keys() {
+            if self.entity(id).is_none() {
+                return Err(format!("{id} is listed somewhere but does not exist"));
+            }
+        }
+        for zid in self.spatial.zones() {
+            let stored = self
+                .entity(zid)
+                .and_then(|e| e.components.zone.as_ref())
+                .map(|z| z.members.clone())
+                .unwrap_or_default();
+            if stored != self.zone_members_fresh(zid) {
+                return Err(format!("zone {zid} members are stale"));
+            }
+        }
+        if self.spatial.fingerprint() != Spatial::build(self.entities.values()).fingerprint() {
+            return Err("the spatial index does not match the entities".into());
+        }
+        Ok(())
     }
 
     /// The handle of the entity with this id.

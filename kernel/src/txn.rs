@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::kernel::Limits;
 use crate::rng::Rng;
-use crate::state::{Entity, EntityKey, Id, Player, State};
+use crate::state::{Entity, EntityKey, Id, Placement, Player, Stack, State};
+use crate::transform::Transform;
 use crate::value::Value;
 
 /// One reversible change.
@@ -22,6 +23,9 @@ enum Undo {
     Flipped(EntityKey, bool),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
+    Transform(EntityKey, Option<Transform>),
+    Placement(EntityKey, Placement),
+    Stack(Id, Option<Stack>),
     Player(Id, Option<Player>),
     Seat(Id, Option<Option<Id>>),
     Settings(BTreeMap<String, Value>),
@@ -143,8 +147,24 @@ impl<'s> Txn<'s> {
             match u {
                 Undo::Entity(k, e) => {
                     if let Some(slot) = st.entity_mut(k) {
+                        debug_assert_eq!(
+                            slot.components.transform, e.components.transform,
+                            "transforms change only through set_transform"
+                        );
                         *slot = *e;
                     }
+                }
+                Undo::Transform(k, t) => st.replace_transform(k, t),
+                Undo::Placement(k, p) => {
+                    if let Some(e) = st.entity_mut(k) {
+                        e.placement = p;
+                    }
+                }
+                Undo::Stack(id, prev) => {
+                    match prev {
+                        Some(s) => st.stacks.insert(id, s),
+                        None => st.stacks.remove(&id),
+                    };
                 }
                 Undo::Counter(k, v) => {
                     if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
@@ -235,6 +255,30 @@ impl<'s> Txn<'s> {
             let prev = std::mem::replace(&mut e.held_by, holder);
             self.undo.push(Undo::HeldBy(key, prev));
         }
+    }
+
+    /// Commits a (canonical) transform, keeping the spatial index in step.
+    pub(crate) fn set_transform(&mut self, key: EntityKey, t: Option<Transform>) {
+        if let Some(e) = self.state.get(key) {
+            self.undo.push(Undo::Transform(key, e.components.transform));
+            self.state.replace_transform(key, t);
+        }
+    }
+
+    pub(crate) fn set_placement(&mut self, key: EntityKey, p: Placement) {
+        if let Some(e) = self.state.entity_mut(key) {
+            let prev = std::mem::replace(&mut e.placement, p);
+            self.undo.push(Undo::Placement(key, prev));
+        }
+    }
+
+    /// Creates, replaces (`Some`) or deletes (`None`) a stack record.
+    pub(crate) fn set_stack(&mut self, id: Id, stack: Option<Stack>) {
+        let prev = match stack {
+            Some(s) => self.state.stacks.insert(id.clone(), s),
+            None => self.state.stacks.remove(&id),
+        };
+        self.undo.push(Undo::Stack(id, prev));
     }
 
     pub(crate) fn set_player(&mut self, id: Id, player: Option<Player>) {

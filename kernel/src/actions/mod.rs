@@ -3,10 +3,13 @@
 //! then the mutation through the transaction.
 
 pub(crate) mod button;
+pub(crate) mod container;
 pub(crate) mod counter;
 pub(crate) mod deck;
 pub(crate) mod die;
 pub(crate) mod entity;
+pub(crate) mod snap;
+pub(crate) mod stack;
 pub(crate) mod system;
 pub mod text;
 
@@ -14,7 +17,7 @@ use crate::action::{Action, ActionType};
 use crate::host::{GuardKind, GuardRequest, ScriptHost, Verdict};
 use crate::kernel::Failure;
 use crate::reject::{reject, RejectCode, Rejection};
-use crate::state::{Entity, EntityKey, Id, Placement, State};
+use crate::state::{Entity, EntityKey, Id, State};
 use crate::transform::Transform;
 use crate::txn::Txn;
 
@@ -32,7 +35,16 @@ pub(crate) fn apply(
         ActionType::SeatAssign => system::seat_assign(txn, action)?,
         ActionType::EntityGrab => entity::grab(txn, action, host)?,
         ActionType::EntityFlip => entity::flip(txn, action, host)?,
+        ActionType::EntityDrop => entity::drop(txn, action, host)?,
+        ActionType::EntityMove => entity::move_to(txn, action)?,
         ActionType::EntitySetLocked => entity::set_locked(txn, action)?,
+        ActionType::ContainerMove => container::move_entity(txn, action)?,
+        ActionType::StackCreate => stack::create(txn, action)?,
+        ActionType::StackAdd => stack::add(txn, action)?,
+        ActionType::StackMerge => stack::merge(txn, action)?,
+        ActionType::StackDissolve => stack::dissolve(txn, action)?,
+        ActionType::StackRemoveTop => stack::remove_top(txn, action)?,
+        ActionType::SnapAttach => snap::attach(txn, action)?,
         ActionType::DeckShuffle => deck::shuffle(txn, action)?,
         ActionType::DeckDrawToContainer => deck::draw_to_container(txn, action)?,
         ActionType::DieRoll => die::roll(txn, action)?,
@@ -81,20 +93,6 @@ pub(crate) fn need_enabled(enabled: bool, e: &Entity, component: &str) -> Result
             format!("entity \"{}\" has its {component} component disabled", e.id),
         )
     }
-}
-
-/// Rejects with `not_stack_top` when `e` sits in a stack below its top.
-pub(crate) fn need_stack_top(state: &State, e: &Entity) -> Result<(), Rejection> {
-    if let Placement::Stack(sid) = &e.placement {
-        let top = state.stacks.get(sid).and_then(|s| s.items.last());
-        if top != Some(&e.id) {
-            return reject(
-                RejectCode::NotStackTop,
-                format!("entity \"{}\" is not the top of stack \"{sid}\"", e.id),
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The shared id of a player the source check already found.

@@ -1,0 +1,161 @@
+//! container.move.
+
+use crate::action::Action;
+use crate::actions::{find, need};
+use crate::event::EventKind;
+use crate::payload::Payload;
+use crate::placement::recompute_zones;
+use crate::reject::{reject, RejectCode, Rejection};
+use crate::state::{Entity, Id, Placement, State};
+use crate::txn::Txn;
+
+/// Atomic transfer between containers, or between a container and the world
+/// (`null`). `from` must match where the entity is; the target must have
+/// room and `index` may not exceed its length (a world destination needs
+/// index 0).
+pub(crate) fn move_entity(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["entity", "from", "to", "index"])?;
+    let entity_id = p.str("entity")?;
+    let from = p.str_or_null("from")?;
+    let to = p.str_or_null("to")?;
+    let index = p.index("index")?;
+    if from == to {
+        return reject(RejectCode::SameContainer, "from and to must differ");
+    }
+    if to.is_none() && index != 0 {
+        return reject(
+            RejectCode::IndexOutOfRange,
+            format!("a world destination requires index 0, got {index}"),
+        );
+    }
+    let state = txn.state();
+    let (key, e) = find(state, entity_id, "entity")?;
+    let from_index = check_source(state, e, from)?;
+    let target = match to {
+        Some(tid) => Some(check_target(state, e, tid, index)?),
+        None => None,
+    };
+    let eid = e.id.clone();
+    if let (Some(fid), Some(i)) = (from, from_index) {
+        if let Some(fkey) = state.key(fid) {
+            if let Some(c) = txn
+                .entity_mut(fkey)
+                .and_then(|c| c.components.container.as_mut())
+            {
+                c.items.remove(i as usize);
+            }
+        }
+    }
+    let placement = match &target {
+        Some(tid) => {
+            if let Some(tkey) = txn.state().key(tid) {
+                if let Some(c) = txn
+                    .entity_mut(tkey)
+                    .and_then(|c| c.components.container.as_mut())
+                {
+                    c.items.insert(index as usize, eid.clone());
+                }
+            }
+            Placement::Container(tid.clone())
+        }
+        None => Placement::World,
+    };
+    txn.set_placement(key, placement);
+    txn.emit(EventKind::ContainerMoved {
+        entity_id: eid,
+        from: from.map(Id::from),
+        to: target,
+        index,
+        from_index,
+    });
+    recompute_zones(txn, &[key]);
+    Ok(())
+}
+
+/// The entity's index in `from`, or `None` for the world.
+fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<u64>, Rejection> {
+    let Some(fid) = from else {
+        if e.placement != Placement::World {
+            return reject(
+                RejectCode::SourceMismatch,
+                format!(
+                    "from is null (the world) but \"{}\" is placed {:?}",
+                    e.id, e.placement
+                ),
+            );
+        }
+        return Ok(None);
+    };
+    let (_, source) = find(state, fid, "from")?;
+    need(source.components.container.is_some(), source, "container")?;
+    let index = source
+        .components
+        .container
+        .as_ref()
+        .and_then(|c| c.items.iter().position(|x| *x == e.id));
+    match index {
+        Some(i) if e.placement == Placement::Container(source.id.clone()) => Ok(Some(i as u64)),
+        _ => reject(
+            RejectCode::SourceMismatch,
+            format!("\"{}\" is not in container \"{fid}\"", e.id),
+        ),
+    }
+}
+
+/// Validates the target container and returns its id.
+fn check_target(state: &State, e: &Entity, tid: &str, index: u64) -> Result<Id, Rejection> {
+    let (_, target) = find(state, tid, "to")?;
+    need(target.components.container.is_some(), target, "container")?;
+    if holds(state, &e.id, target) {
+        return reject(
+            RejectCode::ContainerCycle,
+            format!(
+                "\"{}\" cannot go inside \"{tid}\", which is itself or inside it",
+                e.id
+            ),
+        );
+    }
+    let len = target
+        .components
+        .container
+        .as_ref()
+        .map_or(0, |c| c.items.len()) as u64;
+    if let Some(cap) = target
+        .components
+        .container
+        .as_ref()
+        .and_then(|c| c.capacity)
+    {
+        if len >= cap {
+            return reject(
+                RejectCode::CapacityExceeded,
+                format!("container \"{tid}\" is full ({cap})"),
+            );
+        }
+    }
+    if index > len {
+        return reject(
+            RejectCode::IndexOutOfRange,
+            format!("index {index} is beyond the end of \"{tid}\" (length {len})"),
+        );
+    }
+    Ok(target.id.clone())
+}
+
+/// Whether `target` is `outer` or lies (transitively) inside it.
+fn holds(state: &State, outer: &Id, target: &Entity) -> bool {
+    let mut current = target;
+    for _ in 0..=state.entity_count() {
+        if current.id == *outer {
+            return true;
+        }
+        let Placement::Container(parent) = &current.placement else {
+            return false;
+        };
+        match state.entity(parent) {
+            Some(p) => current = p,
+            None => return false,
+        }
+    }
+    true
+}
