@@ -221,57 +221,12 @@ pub(crate) fn recompute_zones(txn: &mut Txn<'_>, changed: &[EntityKey]) {
     ids.dedup();
     let zones: Vec<Id> = txn.state().spatial().zones().to_vec();
     for zid in zones {
+        let changes = zone_changes(txn.state(), &zid, &ids);
         let Some(zkey) = txn.state().key(&zid) else {
             continue;
         };
-        let zone_moved = ids.binary_search(&zid).is_ok();
-        let fresh: Vec<Id> = if zone_moved {
-            txn.state().zone_members_fresh(&zid)
-        } else {
-            Vec::new()
-        };
-        let Some(zone) = txn.state().get(zkey) else {
-            continue;
-        };
-        let stored = zone
-            .components
-            .zone
-            .as_ref()
-            .map(|z| z.members.clone())
-            .unwrap_or_default();
-        let mut changes: Vec<(Id, bool)> = Vec::new();
-        if zone_moved {
-            diff_sorted(&stored, &fresh, &mut changes);
-        } else {
-            for id in &ids {
-                let inside = txn
-                    .state()
-                    .entity(id)
-                    .and_then(State::zone_position)
-                    .is_some_and(|p| State::zone_contains(zone, p));
-                if inside != stored.binary_search(id).is_ok() {
-                    changes.push((id.clone(), inside));
-                }
-            }
-        }
-        if changes.is_empty() {
-            continue;
-        }
-        if let Some(z) = txn
-            .entity_mut(zkey)
-            .and_then(|z| z.components.zone.as_mut())
-        {
-            for (id, inside) in &changes {
-                match (z.members.binary_search(id), inside) {
-                    (Err(i), true) => z.members.insert(i, id.clone()),
-                    (Ok(i), false) => {
-                        z.members.remove(i);
-                    }
-                    _ => {}
-                }
-            }
-        }
         for (id, inside) in changes {
+            txn.set_zone_member(zkey, &id, inside);
             let kind = if inside {
                 EventKind::ZoneEntered {
                     zone_id: zid.clone(),
@@ -286,6 +241,30 @@ pub(crate) fn recompute_zones(txn: &mut Txn<'_>, changed: &[EntityKey]) {
             txn.emit(kind);
         }
     }
+}
+
+/// Membership changes of zone `zid` for the changed entities `ids` (sorted),
+/// in id order: `(entity, now inside)`. Reads the stored members in place.
+fn zone_changes(state: &State, zid: &Id, ids: &[Id]) -> Vec<(Id, bool)> {
+    let Some(zone) = state.entity(zid) else {
+        return Vec::new();
+    };
+    let stored: &[Id] = zone.components.zone.as_ref().map_or(&[], |z| &z.members);
+    let mut changes = Vec::new();
+    if ids.binary_search(zid).is_ok() {
+        diff_sorted(stored, &state.zone_members_fresh(zid), &mut changes);
+        return changes;
+    }
+    for id in ids {
+        let inside = state
+            .entity(id)
+            .and_then(State::zone_position)
+            .is_some_and(|p| State::zone_contains(zone, p));
+        if inside != stored.binary_search(id).is_ok() {
+            changes.push((id.clone(), inside));
+        }
+    }
+    changes
 }
 
 /// Entries of `new` not in `old` (entered) and of `old` not in `new` (left),

@@ -26,6 +26,8 @@ enum Undo {
     Transform(EntityKey, Option<Transform>),
     Placement(EntityKey, Placement),
     Stack(Id, Option<Stack>),
+    /// A zone gained (`true`) or lost (`false`) this member.
+    ZoneMember(EntityKey, Id, bool),
     Player(Id, Option<Player>),
     Seat(Id, Option<Option<Id>>),
     Settings(BTreeMap<String, Value>),
@@ -160,6 +162,11 @@ impl<'s> Txn<'s> {
                         e.placement = p;
                     }
                 }
+                Undo::ZoneMember(k, id, added) => {
+                    if let Some(z) = st.entity_mut(k).and_then(|e| e.components.zone.as_mut()) {
+                        set_member(&mut z.members, &id, !added);
+                    }
+                }
                 Undo::Stack(id, prev) => {
                     match prev {
                         Some(s) => st.stacks.insert(id, s),
@@ -272,6 +279,19 @@ impl<'s> Txn<'s> {
         }
     }
 
+    /// Adds (`inside`) or removes an entity from a zone's sorted members.
+    pub(crate) fn set_zone_member(&mut self, zone: EntityKey, id: &Id, inside: bool) {
+        if let Some(z) = self
+            .state
+            .entity_mut(zone)
+            .and_then(|e| e.components.zone.as_mut())
+        {
+            if set_member(&mut z.members, id, inside) {
+                self.undo.push(Undo::ZoneMember(zone, id.clone(), inside));
+            }
+        }
+    }
+
     /// Creates, replaces (`Some`) or deletes (`None`) a stack record.
     pub(crate) fn set_stack(&mut self, id: Id, stack: Option<Stack>) {
         let prev = match stack {
@@ -320,6 +340,21 @@ impl<'s> Txn<'s> {
     /// How many undo records the transaction holds (what rollback will cost).
     pub fn touched(&self) -> usize {
         self.undo.len()
+    }
+}
+
+/// Inserts or removes `id` in a sorted list; whether anything changed.
+fn set_member(members: &mut Vec<Id>, id: &Id, inside: bool) -> bool {
+    match (members.binary_search(id), inside) {
+        (Err(i), true) => {
+            members.insert(i, id.clone());
+            true
+        }
+        (Ok(i), false) => {
+            members.remove(i);
+            true
+        }
+        _ => false,
     }
 }
 
