@@ -88,6 +88,14 @@ pub trait ScriptHost {
         Ok(())
     }
 
+    /// A transaction (a top-level action, or a dry run) begins: budgets
+    /// that are counted per transaction restart here.
+    fn begin_transaction(&mut self, _seq: u64) {}
+
+    /// The transaction ended; `committed` is false for rejections, failures
+    /// and dry runs.
+    fn end_transaction(&mut self, _committed: bool) {}
+
     /// Whether `on_event` does anything at all (lets the kernel skip the
     /// dispatch loop for script-less rooms).
     fn wants_events(&self) -> bool {
@@ -207,6 +215,17 @@ impl ScriptCtx<'_, '_> {
         payload: serde_json::Value,
     ) -> Result<(), Rejection> {
         crate::kernel::submit_subcommand(self, script_id, binding_id, action_type, payload)
+    }
+
+    /// A uniform draw in `[0, n)` from the canonical RNG (rolled back with
+    /// the transaction). `n` must be positive.
+    pub fn random_below(&mut self, n: u64) -> u64 {
+        self.txn.rng().below(n.max(1))
+    }
+
+    /// 64 random bits from the canonical RNG.
+    pub fn random_u64(&mut self) -> u64 {
+        self.txn.rng().next_u64()
     }
 
     /// Sets (`Some`) or clears (`None`) a script's canonical storage value;

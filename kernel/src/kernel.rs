@@ -199,6 +199,7 @@ impl Kernel {
         commit: bool,
     ) -> Outcome {
         let action_id = ActionId::new(action.action_id.as_ref(), seq);
+        host.begin_transaction(seq);
         let buffers = std::mem::take(&mut self.buffers);
         let mut txn = Txn::begin(
             &mut self.state,
@@ -227,6 +228,7 @@ impl Kernel {
                 )
             }
         };
+        host.end_transaction(accepted && commit);
         Outcome {
             seq,
             action_id,

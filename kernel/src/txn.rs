@@ -320,7 +320,7 @@ impl<'s> Txn<'s> {
     }
 
     /// The RNG, saved once per transaction before its first use.
-    pub(crate) fn rng(&mut self) -> &mut Rng {
+    pub fn rng(&mut self) -> &mut Rng {
         if !self.rng_saved {
             self.undo.push(Undo::Rng(self.state.rng.clone()));
             self.rng_saved = true;

@@ -1,0 +1,495 @@
+//! The native kernel access a callback gets: reads of the state as the
+//! transaction sees it, and — in event handlers only — subcommands, storage
+//! writes and canonical randomness.
+
+use std::collections::BTreeMap;
+
+use digipology_kernel::state::{entity_value, EntityKey, Placement};
+use digipology_kernel::{ScriptCtx, ScriptErrorKind, State, Value};
+use mlua::{Lua, MultiValue, Value as LuaValue};
+use slotmap::{Key, KeyData};
+
+use crate::convert::{number, to_json, to_lua, to_value};
+use crate::host::Shared;
+
+/// What a callback may do.
+pub enum Access<'a, 'b, 'c> {
+    /// A guard: read-only.
+    Guard(&'a State),
+    /// A script's top-level chunk while the room loads: read-only.
+    Load(&'a State),
+    /// An event handler: reads and writes through the transaction.
+    Handler(&'a mut ScriptCtx<'b, 'c>),
+}
+
+/// Context of one callback.
+pub struct Call<'a, 'b, 'c> {
+    /// What it may do.
+    pub access: Access<'a, 'b, 'c>,
+    /// The script (for storage and subcommand sources).
+    pub script_id: &'a str,
+    /// The binding (subcommand source).
+    pub binding_id: &'a str,
+    /// Sequence of the running transaction.
+    pub seq: u64,
+    /// Shared flags.
+    pub shared: &'a Shared,
+}
+
+fn key_to_lua(k: EntityKey) -> LuaValue {
+    LuaValue::Integer(k.data().as_ffi() as i64)
+}
+
+fn key_from_lua(v: &LuaValue) -> Option<EntityKey> {
+    match v {
+        LuaValue::Integer(i) => Some(EntityKey::from(KeyData::from_ffi(*i as u64))),
+        _ => None,
+    }
+}
+
+fn arg(args: &MultiValue, i: usize) -> LuaValue {
+    args.get(i).cloned().unwrap_or(LuaValue::Nil)
+}
+
+fn arg_str(args: &MultiValue, i: usize) -> Option<String> {
+    match args.get(i) {
+        Some(LuaValue::String(s)) => s.to_str().ok().map(|s| s.to_string()),
+        _ => None,
+    }
+}
+
+fn list(lua: &Lua, items: impl IntoIterator<Item = String>) -> mlua::Result<LuaValue> {
+    let t = lua.create_table()?;
+    for (i, s) in items.into_iter().enumerate() {
+        t.raw_set(i + 1, s)?;
+    }
+    Ok(LuaValue::Table(t))
+}
+
+fn ret(v: LuaValue) -> mlua::Result<MultiValue> {
+    Ok(MultiValue::from_iter([v]))
+}
+
+fn refusal(lua: &Lua, msg: &str, kind: &str) -> mlua::Result<MultiValue> {
+    Ok(MultiValue::from_iter([
+        LuaValue::Boolean(false),
+        LuaValue::String(lua.create_string(msg)?),
+        LuaValue::String(lua.create_string(kind)?),
+    ]))
+}
+
+fn ok_true() -> mlua::Result<MultiValue> {
+    ret(LuaValue::Boolean(true))
+}
+
+impl Call<'_, '_, '_> {
+    fn state(&self) -> &State {
+        match &self.access {
+            Access::Guard(s) | Access::Load(s) => s,
+            Access::Handler(ctx) => ctx.state(),
+        }
+    }
+
+    /// Why a write is refused here, as (message, kind), or `None` when
+    /// writes are allowed.
+    fn write_refusal(&self, what: &str) -> Option<(String, &'static str)> {
+        match self.access {
+            Access::Handler(_) => None,
+            Access::Guard(_) => {
+                self.shared.fail(ScriptErrorKind::GuardMutation);
+                Some((
+                    format!(
+                        "guards are read-only: a guard cannot {what} (do it in an event handler)"
+                    ),
+                    "guard_mutation",
+                ))
+            }
+            Access::Load(_) => {
+                self.shared.fail(ScriptErrorKind::Sandbox);
+                Some((
+                    format!("a script cannot {what} while the room loads (do it in on_start)"),
+                    "sandbox",
+                ))
+            }
+        }
+    }
+
+    /// Runs one native operation: `op` is the first argument.
+    pub fn op(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
+        let op = arg_str(&args, 0).unwrap_or_default();
+        match op.as_str() {
+            "lookup" => {
+                let id = arg_str(&args, 1).unwrap_or_default();
+                ret(self.state().key(&id).map_or(LuaValue::Nil, key_to_lua))
+            }
+            "alive" => {
+                let alive =
+                    key_from_lua(&arg(&args, 1)).is_some_and(|k| self.state().get(k).is_some());
+                ret(LuaValue::Boolean(alive))
+            }
+            "read" => self.read(lua, &args),
+            "entities" => {
+                let tag = arg_str(&args, 1);
+                let ids = self
+                    .state()
+                    .entities_sorted()
+                    .into_iter()
+                    .filter(|e| tag.as_ref().is_none_or(|t| e.tags.binary_search(t).is_ok()))
+                    .map(|e| e.id.to_string());
+                ret(list(lua, ids)?)
+            }
+            "player" => {
+                let id = arg_str(&args, 1).unwrap_or_default();
+                match self.state().players.get_key_value(id.as_str()) {
+                    Some((pid, p)) => ret(player_table(lua, pid, p.name.as_deref())?),
+                    None => ret(LuaValue::Nil),
+                }
+            }
+            "players" => {
+                let t = lua.create_table()?;
+                for (i, (pid, p)) in self.state().players.iter().enumerate() {
+                    t.raw_set(i + 1, player_table(lua, pid, p.name.as_deref())?)?;
+                }
+                ret(LuaValue::Table(t))
+            }
+            "seats" => {
+                let t = lua.create_table()?;
+                for (seat, occupant) in &self.state().seats {
+                    let v = match occupant {
+                        Some(p) => LuaValue::String(lua.create_string(&**p)?),
+                        None => LuaValue::Boolean(false),
+                    };
+                    t.raw_set(&**seat, v)?;
+                }
+                ret(LuaValue::Table(t))
+            }
+            "settings" => ret(to_lua(lua, &Value::Object(self.state().settings.clone()))?),
+            "sequence" => ret(LuaValue::Integer(self.seq as i64)),
+            "action_id" => match &self.access {
+                Access::Handler(ctx) => ret(LuaValue::String(
+                    lua.create_string(ctx.action_id().to_string())?,
+                )),
+                _ => ret(LuaValue::Nil),
+            },
+            "stack" => {
+                let id = arg_str(&args, 1).unwrap_or_default();
+                match self.state().stacks.get(id.as_str()) {
+                    Some(s) => ret(list(lua, s.items.iter().map(|i| i.to_string()))?),
+                    None => ret(LuaValue::Nil),
+                }
+            }
+            "storage_get" => self.storage_get(lua, &args),
+            "storage_len" => {
+                let node = self.storage_node(&args);
+                let n = match node {
+                    Some(Value::Array(a)) => a.len(),
+                    _ => 0,
+                };
+                ret(LuaValue::Integer(n as i64))
+            }
+            "storage_keys" => {
+                let t = lua.create_table()?;
+                match self.storage_node(&args) {
+                    Some(Value::Array(a)) => {
+                        for i in 0..a.len() {
+                            t.raw_set(i + 1, (i + 1) as i64)?;
+                        }
+                    }
+                    Some(Value::Object(o)) => {
+                        for (i, k) in o.keys().enumerate() {
+                            t.raw_set(i + 1, k.as_str())?;
+                        }
+                    }
+                    _ => {}
+                }
+                ret(LuaValue::Table(t))
+            }
+            "storage_set" => self.storage_set(lua, &args),
+            "submit" => self.submit(lua, &args),
+            "random_below" | "random_float" => {
+                if let Some((msg, _)) = self.write_refusal("draw random numbers") {
+                    return Err(mlua::Error::runtime(msg));
+                }
+                let Access::Handler(ctx) = &mut self.access else {
+                    return ret(LuaValue::Nil);
+                };
+                if op == "random_float" {
+                    let bits = ctx.random_u64() >> 11;
+                    return ret(LuaValue::Number(bits as f64 / (1u64 << 53) as f64));
+                }
+                let n = match arg(&args, 1) {
+                    LuaValue::Integer(n) if n > 0 => n as u64,
+                    LuaValue::Number(n) if n >= 1.0 && n.fract() == 0.0 && n < 9.0e15 => n as u64,
+                    _ => {
+                        return Err(mlua::Error::runtime(
+                            "random: the interval is empty or too large",
+                        ))
+                    }
+                };
+                ret(LuaValue::Integer(ctx.random_below(n) as i64))
+            }
+            _ => Err(mlua::Error::runtime(format!(
+                "unknown native operation '{op}'"
+            ))),
+        }
+    }
+
+    fn read(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        let Some(e) = key_from_lua(&arg(args, 1)).and_then(|k| self.state().get(k)) else {
+            return ret(LuaValue::Nil);
+        };
+        let what = arg_str(args, 2).unwrap_or_default();
+        let c = &e.components;
+        let v = match what.as_str() {
+            "transform" => match &c.transform {
+                Some(t) => to_lua(lua, &t.to_value())?,
+                None => LuaValue::Nil,
+            },
+            "flipped" => c.flippable.map_or(LuaValue::Nil, LuaValue::Boolean),
+            "locked" => c.lockable.map_or(LuaValue::Nil, LuaValue::Boolean),
+            "value" => match (&c.counter, &c.die) {
+                (Some(k), _) => number(k.value),
+                (None, Some(d)) => to_lua(lua, &d.value)?,
+                _ => LuaValue::Nil,
+            },
+            "faces" => match &c.die {
+                Some(d) => to_lua(lua, &Value::Array(d.effective_faces()))?,
+                None => LuaValue::Nil,
+            },
+            "text" => match &c.text {
+                Some(t) => LuaValue::String(lua.create_string(t)?),
+                None => LuaValue::Nil,
+            },
+            "tags" => list(lua, e.tags.iter().cloned())?,
+            "props" => to_lua(lua, &Value::Object(e.props.clone()))?,
+            "heldBy" => match &e.held_by {
+                Some(p) => LuaValue::String(lua.create_string(&**p)?),
+                None => LuaValue::Nil,
+            },
+            "items" => match &c.container {
+                Some(k) => list(lua, k.items.iter().map(|i| i.to_string()))?,
+                None => LuaValue::Nil,
+            },
+            "placement" => {
+                let t = lua.create_table()?;
+                let (kind, id) = match &e.placement {
+                    Placement::World => ("world", None),
+                    Placement::Container(i) => ("container", Some(i)),
+                    Placement::Snap(i) => ("snap", Some(i)),
+                    Placement::Stack(i) => ("stack", Some(i)),
+                };
+                t.raw_set("kind", kind)?;
+                if let Some(i) = id {
+                    t.raw_set("id", &**i)?;
+                }
+                LuaValue::Table(t)
+            }
+            other => {
+                let full = entity_value(e);
+                let comps = match &full {
+                    Value::Object(o) => o.get("components").cloned(),
+                    _ => None,
+                };
+                let comp = |name: &str| match &comps {
+                    Some(Value::Object(c)) => c.get(name).cloned(),
+                    _ => None,
+                };
+                if let Some(name) = other.strip_prefix("component:") {
+                    match comp(name) {
+                        Some(v) => to_lua(lua, &v)?,
+                        None => LuaValue::Nil,
+                    }
+                } else if let Some(name) = other.strip_prefix("has:") {
+                    LuaValue::Boolean(comp(name).is_some())
+                } else {
+                    return Err(mlua::Error::runtime(format!(
+                        "unknown entity field '{other}'"
+                    )));
+                }
+            }
+        };
+        ret(v)
+    }
+
+    fn storage_node(&self, args: &MultiValue) -> Option<Value> {
+        let script = arg_str(args, 1)?;
+        let path = path_of(&arg(args, 2)).ok()?;
+        let root = self.state().storage.get(&script)?;
+        walk(root, &path).cloned()
+    }
+
+    fn storage_get(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        match self.storage_node(args) {
+            Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
+                LuaValue::Nil,
+                LuaValue::Boolean(true),
+            ])),
+            Some(v) => ret(to_lua(lua, &v)?),
+            None => ret(LuaValue::Nil),
+        }
+    }
+
+    fn storage_set(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        if let Some((msg, kind)) = self.write_refusal("write storage") {
+            return refusal(lua, &msg, kind);
+        }
+        let script = arg_str(args, 1).unwrap_or_default();
+        if script != self.script_id {
+            return refusal(lua, "a script may only write its own storage", "sandbox");
+        }
+        let path = match path_of(&arg(args, 2)) {
+            Ok(p) => p,
+            Err(m) => return refusal(lua, &m, "runtime"),
+        };
+        let value = match arg(args, 3) {
+            LuaValue::Nil => None,
+            v => match to_value(&v) {
+                Ok(v) => Some(v),
+                Err(m) => {
+                    return refusal(
+                        lua,
+                        &format!("storage cannot hold this value: {m}"),
+                        "runtime",
+                    )
+                }
+            },
+        };
+        let mut root = self
+            .state()
+            .storage
+            .get(&script)
+            .cloned()
+            .unwrap_or_else(|| Value::Object(BTreeMap::new()));
+        if let Err(m) = set_path(&mut root, &path, value) {
+            return refusal(lua, &m, "runtime");
+        }
+        if let Access::Handler(ctx) = &mut self.access {
+            let empty = matches!(&root, Value::Object(o) if o.is_empty());
+            ctx.set_storage(&script, if empty { None } else { Some(root) });
+        }
+        ok_true()
+    }
+
+    fn submit(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        let action_type = arg_str(args, 1).unwrap_or_default();
+        if let Some((msg, kind)) = self.write_refusal(&format!("issue {action_type}")) {
+            return refusal(lua, &msg, kind);
+        }
+        let payload = match to_json(&arg(args, 2), 0) {
+            Ok(p) => p,
+            Err(m) => return refusal(lua, &format!("{action_type}: bad payload: {m}"), "runtime"),
+        };
+        let (script_id, binding_id) = (self.script_id, self.binding_id);
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
+        match ctx.submit(script_id, binding_id, &action_type, payload) {
+            Ok(()) => ok_true(),
+            Err(r) => {
+                let msg = format!("{action_type} rejected: {r}");
+                self.shared.doom(&msg);
+                let kind = if r.code == digipology_kernel::RejectCode::CascadeLimit {
+                    self.shared.fail(ScriptErrorKind::Budget);
+                    "budget"
+                } else {
+                    self.shared.fail(ScriptErrorKind::Subcommand);
+                    "subcommand"
+                };
+                refusal(lua, &msg, kind)
+            }
+        }
+    }
+}
+
+fn player_table(lua: &Lua, id: &str, name: Option<&str>) -> mlua::Result<LuaValue> {
+    let t = lua.create_table()?;
+    t.raw_set("id", id)?;
+    if let Some(n) = name {
+        t.raw_set("name", n)?;
+    }
+    Ok(LuaValue::Table(t))
+}
+
+/// A storage path element.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn path_of(v: &LuaValue) -> Result<Vec<Step>, String> {
+    let LuaValue::Table(t) = v else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for i in 1..=t.raw_len() {
+        match t.raw_get::<LuaValue>(i).map_err(|e| e.to_string())? {
+            LuaValue::String(s) => out.push(Step::Key(
+                s.to_str().map_err(|e| e.to_string())?.to_string(),
+            )),
+            LuaValue::Integer(n) if n >= 1 => out.push(Step::Index(n as usize - 1)),
+            _ => return Err("storage keys must be strings or positive integers".into()),
+        }
+    }
+    Ok(out)
+}
+
+fn walk<'v>(mut v: &'v Value, path: &[Step]) -> Option<&'v Value> {
+    for step in path {
+        v = match (v, step) {
+            (Value::Object(o), Step::Key(k)) => o.get(k)?,
+            (Value::Array(a), Step::Index(i)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Sets (or with `None`, removes) the value at `path`.
+fn set_path(root: &mut Value, path: &[Step], value: Option<Value>) -> Result<(), String> {
+    let Some((last, parents)) = path.split_last() else {
+        return Err("cannot replace storage itself; set a key".into());
+    };
+    let mut node = root;
+    for step in parents {
+        node = match (node, step) {
+            (Value::Object(o), Step::Key(k)) => o
+                .get_mut(k)
+                .ok_or_else(|| format!("storage has no '{k}'"))?,
+            (Value::Array(a), Step::Index(i)) => a
+                .get_mut(*i)
+                .ok_or_else(|| format!("storage has no index {}", i + 1))?,
+            _ => return Err("that storage path does not lead to a table".into()),
+        };
+    }
+    if let (Value::Object(o), Step::Index(_)) = (&*node, last) {
+        if o.is_empty() {
+            *node = Value::Array(Vec::new());
+        }
+    }
+    match (node, last, value) {
+        (Value::Object(o), Step::Key(k), Some(v)) => {
+            o.insert(k.clone(), v);
+        }
+        (Value::Object(o), Step::Key(k), None) => {
+            o.remove(k);
+        }
+        (Value::Array(a), Step::Index(i), Some(v)) if *i < a.len() => a[*i] = v,
+        (Value::Array(a), Step::Index(i), Some(v)) if *i == a.len() => a.push(v),
+        (Value::Array(a), Step::Index(i), None) if *i + 1 == a.len() => {
+            a.pop();
+        }
+        (Value::Array(a), Step::Index(i), None) if *i >= a.len() => {}
+        (Value::Array(_), Step::Index(_), _) => {
+            return Err("storage arrays cannot have holes: set index n+1 to append, nil the last index to remove".into())
+        }
+        (Value::Array(_), Step::Key(k), _) => {
+            return Err(format!("this storage table is an array; it cannot take the string key '{k}'"))
+        }
+        (Value::Object(_), Step::Index(_), _) => {
+            return Err("this storage table has string keys; it cannot take an integer key".into())
+        }
+        _ => return Err("that storage path does not lead to a table".into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! Conversions between canonical values / JSON and Lua values.
+
+use digipology_kernel::Value;
+use mlua::{Lua, Table, Value as LuaValue};
+
+/// Deepest table nesting converted from Lua (cycles end here too).
+pub const DEPTH_MAX: usize = 64;
+
+/// A canonical value as a Lua value. Integral numbers within ±2^53 become
+/// Lua integers; `null` becomes `nil`.
+pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Result<LuaValue> {
+    Ok(match v {
+        Value::Null => LuaValue::Nil,
+        Value::Bool(b) => LuaValue::Boolean(*b),
+        Value::Number(n) => number(*n),
+        Value::String(s) => LuaValue::String(lua.create_string(s)?),
+        Value::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, item)?)?;
+            }
+            LuaValue::Table(t)
+        }
+        Value::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, item) in map {
+                t.raw_set(k.as_str(), to_lua(lua, item)?)?;
+            }
+            LuaValue::Table(t)
+        }
+    })
+}
+
+/// A number as Lua sees it: an integer when it is one.
+pub fn number(n: f64) -> LuaValue {
+    if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
+        LuaValue::Integer(n as i64)
+    } else {
+        LuaValue::Number(n)
+    }
+}
+
+/// A Lua value as JSON (for subcommand payloads and storage).
+///
+/// Tables with keys 1..n are arrays, tables with string keys objects (an
+/// empty table is an empty object); proxies (tables with a metatable and a
+/// raw string `id`) become their id; the null sentinel is `null`.
+///
+/// # Errors
+/// Functions, threads, userdata, non-finite numbers, mixed or non-string
+/// keys, non-UTF-8 strings, and nesting deeper than [`DEPTH_MAX`].
+pub fn to_json(v: &LuaValue, depth: usize) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    Ok(match v {
+        LuaValue::Nil => J::Null,
+        LuaValue::LightUserData(p) if p.0.is_null() => J::Null,
+        LuaValue::Boolean(b) => J::Bool(*b),
+        LuaValue::Integer(i) => J::from(*i),
+        LuaValue::Number(n) => match serde_json::Number::from_f64(*n) {
+            Some(num) => J::Number(num),
+            None => {
+                return Err(
+                    "numbers must be finite (NaN and infinities have no canonical form)".into(),
+                )
+            }
+        },
+        LuaValue::String(s) => match s.to_str() {
+            Ok(s) => J::String(s.to_string()),
+            Err(_) => return Err("strings must be valid UTF-8".into()),
+        },
+        LuaValue::Table(t) => table_to_json(t, depth)?,
+        other => return Err(format!("a {} has no canonical form", other.type_name())),
+    })
+}
+
+fn table_to_json(t: &Table, depth: usize) -> Result<serde_json::Value, String> {
+    if depth >= DEPTH_MAX {
+        return Err(format!(
+            "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
+        ));
+    }
+    if t.metatable().is_some() {
+        if let Ok(LuaValue::String(id)) = t.raw_get::<LuaValue>("id") {
+            if let Ok(s) = id.to_str() {
+                return Ok(serde_json::Value::String(s.to_string()));
+            }
+        }
+    }
+    let len = t.raw_len();
+    let mut count = 0usize;
+    let mut all_strings = true;
+    let mut all_seq = true;
+    for pair in t.pairs::<LuaValue, LuaValue>() {
+        let (k, _) = pair.map_err(|e| e.to_string())?;
+        count += 1;
+        match k {
+            LuaValue::String(_) => all_seq = false,
+            LuaValue::Integer(i) if i >= 1 && (i as usize) <= len => all_strings = false,
+            _ => {
+                all_seq = false;
+                all_strings = false;
+            }
+        }
+    }
+    if count == 0 {
+        return Ok(serde_json::Value::Object(serde_json::Map::new()));
+    }
+    if all_seq && count == len {
+        let mut out = Vec::with_capacity(len);
+        for i in 1..=len {
+            let item: LuaValue = t.raw_get(i).map_err(|e| e.to_string())?;
+            out.push(to_json(&item, depth + 1)?);
+        }
+        return Ok(serde_json::Value::Array(out));
+    }
+    if !all_strings {
+        return Err("tables must be arrays (keys 1..n) or have only string keys".into());
+    }
+    let mut map = serde_json::Map::new();
+    for pair in t.pairs::<LuaValue, LuaValue>() {
+        let (k, item) = pair.map_err(|e| e.to_string())?;
+        if let LuaValue::String(k) = k {
+            let key = k
+                .to_str()
+                .map_err(|_| "keys must be valid UTF-8".to_string())?
+                .to_string();
+            map.insert(key, to_json(&item, depth + 1)?);
+        }
+    }
+    Ok(serde_json::Value::Object(map))
+}
+
+/// A Lua value as a canonical value.
+///
+/// # Errors
+/// As [`to_json`].
+pub fn to_value(v: &LuaValue) -> Result<Value, String> {
+    let json = to_json(v, 0)?;
+    Value::from_json(&json).map_err(|e| e.message)
+}

@@ -1,0 +1,657 @@
+//! `LuaHost`: one sandboxed Lua VM per room, implementing the kernel's
+//! script-host trait.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use digipology_kernel::{
+    Event, GuardKind, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State,
+    Verdict,
+};
+use mlua::chunk::ChunkMode;
+use mlua::{
+    Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue, VmState,
+};
+
+use crate::access::{Access, Call};
+use crate::convert::to_lua;
+
+/// The creator API, embedded.
+pub const PRELUDE: &str = include_str!("../../prelude.lua");
+
+/// `pairs` order of 24 string keys that every correctly built VM shows (see
+/// `.cargo/config.toml`); checked at start-up.
+const PAIRS_SELFTEST: &str =
+    "k14,k18,k24,k23,k13,k17,k10,k20,k3,k2,k1,k22,k21,k11,k4,k16,k9,k15,k19,k8,k6,k7,k12,k5";
+
+/// Instructions between two budget checks.
+const HOOK_EVERY: u32 = 1000;
+
+/// Resource limits of a room's VM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Lua VM instructions one transaction (or one script's loading) may run.
+    pub instructions_max: u64,
+    /// Bytes the whole VM may allocate.
+    pub memory_bytes_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            instructions_max: 10_000_000,
+            memory_bytes_max: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// A script from `game.json`, with its source text.
+#[derive(Clone, Debug)]
+pub struct ScriptSpec {
+    /// Script id.
+    pub id: String,
+    /// Path as shown in messages (`scripts/main.lua`).
+    pub file: String,
+    /// Source text.
+    pub source: String,
+    /// Its bindings.
+    pub bindings: Vec<BindingSpec>,
+}
+
+/// A binding: global (no entity) or bound to one entity.
+#[derive(Clone, Debug)]
+pub struct BindingSpec {
+    /// Binding id.
+    pub id: String,
+    /// The bound entity, if any.
+    pub entity: Option<String>,
+}
+
+/// A module `require` can load: name (`util.cards`) → (file, source).
+pub type Modules = BTreeMap<String, (String, String)>;
+
+/// Why the scripts could not load.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A script does not compile.
+    #[error("{file}:{line}: syntax error: {message}")]
+    Syntax {
+        /// File.
+        file: String,
+        /// Line (0 when unknown).
+        line: u32,
+        /// Lua's message.
+        message: String,
+    },
+    /// A script's top-level chunk failed.
+    #[error("{file}: error while loading: {message}")]
+    Runtime {
+        /// File.
+        file: String,
+        /// Message (with its line).
+        message: String,
+    },
+    /// A binding names an entity that does not exist.
+    #[error("script \"{script}\" binding \"{binding}\": {message}")]
+    Binding {
+        /// Script id.
+        script: String,
+        /// Binding id.
+        binding: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The VM could not be set up.
+    #[error("Lua runtime: {0}")]
+    Internal(String),
+}
+
+/// Flags shared between the host, the hook and native functions.
+#[derive(Debug)]
+pub struct Shared {
+    remaining: Cell<i64>,
+    exhausted: Cell<bool>,
+    fail_kind: Cell<Option<ScriptErrorKind>>,
+    doom: RefCell<Option<String>>,
+    log: RefCell<Vec<String>>,
+}
+
+impl Shared {
+    /// Records the kind of the failure being raised.
+    pub fn fail(&self, kind: ScriptErrorKind) {
+        if self.fail_kind.get().is_none() {
+            self.fail_kind.set(Some(kind));
+        }
+    }
+
+    /// Records the first rejected subcommand of the transaction.
+    pub fn doom(&self, msg: &str) {
+        let mut d = self.doom.borrow_mut();
+        if d.is_none() {
+            *d = Some(msg.to_owned());
+        }
+    }
+
+    fn charge(&self, n: i64) -> bool {
+        let left = self.remaining.get() - n;
+        self.remaining.set(left);
+        if left <= 0 {
+            self.exhausted.set(true);
+        }
+        !self.exhausted.get()
+    }
+}
+
+struct Binding {
+    script_id: String,
+    binding_id: String,
+    entity: Option<String>,
+    defs: Table,
+}
+
+/// One sandboxed Lua VM serving a room's scripts.
+pub struct LuaHost {
+    lua: Lua,
+    shared: Rc<Shared>,
+    limits: Limits,
+    bindings: Vec<Binding>,
+    cur: Table,
+    invoke: Function,
+    entity_proxy: Function,
+    player_proxy: Function,
+    seq: u64,
+    handlers: HashMap<&'static str, Vec<(usize, Function, &'static str)>>,
+    has_handlers: bool,
+}
+
+const BUDGET_MSG: &str = "instruction budget exceeded";
+
+impl LuaHost {
+    /// Builds the VM, loads the prelude and every script binding against the
+    /// starting state.
+    ///
+    /// # Errors
+    /// A syntax or load error (with file and line), a binding to a missing
+    /// entity, or a VM that fails its determinism self-test.
+    pub fn new(
+        scripts: &[ScriptSpec],
+        modules: Modules,
+        state: &State,
+        limits: Limits,
+    ) -> Result<LuaHost, LoadError> {
+        let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+        let lua = Lua::new_with(libs, LuaOptions::default()).map_err(internal)?;
+        let shared = Rc::new(Shared {
+            remaining: Cell::new(limits.instructions_max as i64),
+            exhausted: Cell::new(false),
+            fail_kind: Cell::new(None),
+            doom: RefCell::new(None),
+            log: RefCell::new(Vec::new()),
+        });
+        let hook_shared = shared.clone();
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| {
+                if hook_shared.charge(i64::from(HOOK_EVERY)) {
+                    Ok(VmState::Continue)
+                } else {
+                    hook_shared.fail(ScriptErrorKind::Budget);
+                    Err(mlua::Error::runtime(BUDGET_MSG))
+                }
+            },
+        )
+        .map_err(internal)?;
+        let core = make_core(&lua, &shared, modules).map_err(internal)?;
+        let cur = lua.create_table().map_err(internal)?;
+        let prelude: Table = lua
+            .load(PRELUDE)
+            .set_name("=prelude.lua")
+            .set_mode(ChunkMode::Text)
+            .call((core, cur.clone(), lua.globals()))
+            .map_err(internal)?;
+        let order: String = prelude
+            .get::<Function>("selftest")
+            .and_then(|f| f.call(()))
+            .map_err(internal)?;
+        if order != PAIRS_SELFTEST {
+            return Err(LoadError::Internal(format!(
+                "this build of Lua iterates tables in a process-dependent order (got {order}); \
+                 it was built without the flags in .cargo/config.toml: run `cargo clean -p mlua-sys` and rebuild"
+            )));
+        }
+        lua.set_memory_limit(limits.memory_bytes_max)
+            .map_err(internal)?;
+        let get = |name: &str| prelude.get::<Function>(name).map_err(internal);
+        let mut host = LuaHost {
+            invoke: get("invoke")?,
+            entity_proxy: get("entity_proxy")?,
+            player_proxy: get("player_proxy")?,
+            lua,
+            shared,
+            limits,
+            bindings: Vec::new(),
+            cur,
+            seq: state.sequence,
+            handlers: HashMap::new(),
+            has_handlers: false,
+        };
+        let new_env = get("new_env")?;
+        for script in scripts {
+            for b in &script.bindings {
+                host.load_binding(&new_env, script, b, state)?;
+            }
+        }
+        host.has_handlers = host.bindings.iter().any(|b| {
+            b.defs
+                .pairs::<String, LuaValue>()
+                .filter_map(Result::ok)
+                .any(|(k, v)| k.starts_with("on_") && matches!(v, LuaValue::Function(_)))
+        });
+        Ok(host)
+    }
+
+    fn load_binding(
+        &mut self,
+        new_env: &Function,
+        script: &ScriptSpec,
+        b: &BindingSpec,
+        state: &State,
+    ) -> Result<(), LoadError> {
+        let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
+        let key = match &b.entity {
+            Some(id) => match state.key(id) {
+                Some(k) => Some(k),
+                None => {
+                    return Err(LoadError::Binding {
+                        script: script.id.clone(),
+                        binding: b.id.clone(),
+                        message: format!("binds entity \"{id}\", which does not exist"),
+                    })
+                }
+            },
+            None => None,
+        };
+        let spec = self.lua.create_table().map_err(internal)?;
+        spec.set("script", script.id.as_str()).map_err(internal)?;
+        spec.set("binding", b.id.as_str()).map_err(internal)?;
+        if let (Some(id), Some(k)) = (&b.entity, key) {
+            use slotmap::Key;
+            spec.set("entity_id", id.as_str()).map_err(internal)?;
+            spec.set("entity_key", k.data().as_ffi() as i64)
+                .map_err(internal)?;
+        }
+        let (env, defs, freeze): (Table, Table, Function) = new_env.call(spec).map_err(internal)?;
+        let chunk = self
+            .lua
+            .load(&script.source)
+            .set_name(format!("={}", script.file))
+            .set_mode(ChunkMode::Text)
+            .set_environment(env)
+            .into_function()
+            .map_err(|e| syntax_error(&script.file, &e))?;
+        self.reset_budget();
+        let outcome = self.call(
+            &chunk,
+            MultiValue::new(),
+            Access::Load(state),
+            &script.id,
+            &b.id,
+        );
+        match outcome {
+            Ok(_) => {}
+            Err((message, _, _)) => {
+                return Err(LoadError::Runtime {
+                    file: script.file.clone(),
+                    message,
+                })
+            }
+        }
+        freeze.call::<()>(()).map_err(internal)?;
+        self.bindings.push(Binding {
+            script_id: script.id.clone(),
+            binding_id: b.id.clone(),
+            entity: b.entity.clone(),
+            defs,
+        });
+        Ok(())
+    }
+
+    /// Lines scripts printed since the last call (not canonical).
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut *self.shared.log.borrow_mut())
+    }
+
+    /// Bytes the VM uses now.
+    pub fn memory_bytes(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    fn reset_budget(&self) {
+        self.shared
+            .remaining
+            .set(self.limits.instructions_max as i64);
+        self.shared.exhausted.set(false);
+    }
+
+    /// Calls `f` through the prelude's protected invoker with the native
+    /// access of this callback. Returns the results, or (message, line,
+    /// kind).
+    fn call(
+        &self,
+        f: &Function,
+        args: MultiValue,
+        access: Access<'_, '_, '_>,
+        script_id: &str,
+        binding_id: &str,
+    ) -> Result<MultiValue, (String, Option<u32>, ScriptErrorKind)> {
+        self.shared.fail_kind.set(None);
+        let mut call = Call {
+            access,
+            script_id,
+            binding_id,
+            seq: self.seq,
+            shared: &self.shared,
+        };
+        let result = self.lua.scope(|scope| {
+            let k = scope.create_function_mut(|lua, args: MultiValue| call.op(lua, args))?;
+            self.cur.raw_set("k", k)?;
+            let mut all = MultiValue::new();
+            all.push_back(LuaValue::Function(f.clone()));
+            all.extend(args);
+            self.invoke.call::<MultiValue>(all)
+        });
+        let _ = self.cur.raw_set("k", LuaValue::Nil);
+        let failure = match result {
+            Ok(mut values) => match values.pop_front() {
+                Some(LuaValue::Boolean(true)) => return Ok(values),
+                _ => {
+                    let msg = match values.pop_front() {
+                        Some(LuaValue::String(s)) => s.to_string_lossy(),
+                        _ => "unknown error".to_owned(),
+                    };
+                    self.classify(msg)
+                }
+            },
+            Err(mlua::Error::MemoryError(_)) => (
+                "not enough memory".to_owned(),
+                None,
+                ScriptErrorKind::Memory,
+            ),
+            Err(e) => self.classify(e.to_string()),
+        };
+        let _ = self.lua.gc_collect();
+        Err(failure)
+    }
+
+    fn classify(&self, msg: String) -> (String, Option<u32>, ScriptErrorKind) {
+        if self.shared.exhausted.get() {
+            let msg = format!(
+                "{BUDGET_MSG} ({} instructions per action)",
+                self.limits.instructions_max
+            );
+            return (msg, None, ScriptErrorKind::Budget);
+        }
+        if msg == "not enough memory" || msg.contains("not enough memory") {
+            let msg = format!(
+                "memory limit exceeded ({} bytes per room)",
+                self.limits.memory_bytes_max
+            );
+            return (msg, None, ScriptErrorKind::Memory);
+        }
+        let kind = self
+            .shared
+            .fail_kind
+            .get()
+            .unwrap_or(ScriptErrorKind::Runtime);
+        let line = line_of(&msg);
+        (msg, line, kind)
+    }
+
+    fn handlers_for(&mut self, event_type: &'static str) -> Vec<(usize, Function, &'static str)> {
+        if let Some(list) = self.handlers.get(event_type) {
+            return list.clone();
+        }
+        let name: &'static str =
+            Box::leak(digipology_kernel::handler_name(event_type).into_boxed_str());
+        let mut names = vec![name];
+        if event_type == "game.started" {
+            names.insert(0, "on_start");
+        }
+        let mut list = Vec::new();
+        for (i, b) in self.bindings.iter().enumerate() {
+            for n in &names {
+                if let Ok(LuaValue::Function(f)) = b.defs.raw_get::<LuaValue>(*n) {
+                    list.push((i, f, *n));
+                }
+            }
+        }
+        self.handlers.insert(event_type, list.clone());
+        list
+    }
+
+    fn event_table(&self, event: &Event) -> mlua::Result<Table> {
+        let t = self.lua.create_table()?;
+        t.raw_set("type", event.type_name())?;
+        t.raw_set("seq", event.seq as i64)?;
+        t.raw_set("actionId", event.action_id.to_string())?;
+        t.raw_set("data", to_lua(&self.lua, &event.kind.data())?)?;
+        Ok(t)
+    }
+
+    fn failure(
+        &self,
+        b: &Binding,
+        function: &str,
+        (message, line, kind): (String, Option<u32>, ScriptErrorKind),
+    ) -> ScriptFailure {
+        ScriptFailure {
+            script_id: b.script_id.clone(),
+            binding_id: b.binding_id.clone(),
+            function: function.to_owned(),
+            line,
+            message,
+            kind,
+        }
+    }
+}
+
+fn guard_name(kind: GuardKind) -> &'static str {
+    kind.function_name()
+}
+
+impl ScriptHost for LuaHost {
+    fn begin_transaction(&mut self, seq: u64) {
+        self.seq = seq;
+        self.reset_budget();
+        *self.shared.doom.borrow_mut() = None;
+    }
+
+    fn guard(&mut self, state: &State, request: &GuardRequest<'_>) -> Verdict {
+        let name = guard_name(request.kind);
+        for i in 0..self.bindings.len() {
+            let b = &self.bindings[i];
+            if b.entity.as_deref().is_some_and(|e| e != request.entity_id) {
+                continue;
+            }
+            let Ok(LuaValue::Function(f)) = b.defs.raw_get::<LuaValue>(name) else {
+                continue;
+            };
+            let args = match self.guard_args(state, request) {
+                Ok(a) => a,
+                Err(e) => {
+                    return Verdict::Fail(self.failure(
+                        b,
+                        name,
+                        (e.to_string(), None, ScriptErrorKind::Runtime),
+                    ))
+                }
+            };
+            match self.call(&f, args, Access::Guard(state), &b.script_id, &b.binding_id) {
+                Ok(mut out) => {
+                    if !matches!(out.pop_front(), Some(LuaValue::Boolean(true))) {
+                        let reason = match out.pop_front() {
+                            Some(LuaValue::String(s)) => Some(s.to_string_lossy()),
+                            _ => None,
+                        };
+                        return Verdict::Deny { reason };
+                    }
+                }
+                Err(e) => return Verdict::Fail(self.failure(b, name, e)),
+            }
+        }
+        Verdict::Allow
+    }
+
+    fn on_event(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
+        let handlers = self.handlers_for(event.type_name());
+        if handlers.is_empty() {
+            return Ok(());
+        }
+        let named: Vec<String> = event
+            .kind
+            .entity_ids()
+            .iter()
+            .map(|i| i.to_string())
+            .collect();
+        let mut table: Option<Table> = None;
+        for (i, f, name) in handlers {
+            let b = &self.bindings[i];
+            if b.entity.as_ref().is_some_and(|e| !named.contains(e)) {
+                continue;
+            }
+            let t = match &table {
+                Some(t) => t.clone(),
+                None => {
+                    let t = self.event_table(event).map_err(|e| {
+                        self.failure(b, name, (e.to_string(), None, ScriptErrorKind::Runtime))
+                    })?;
+                    table = Some(t.clone());
+                    t
+                }
+            };
+            let args = MultiValue::from_iter([LuaValue::Table(t)]);
+            let result = self.call(&f, args, Access::Handler(ctx), &b.script_id, &b.binding_id);
+            if let Err(e) = result {
+                return Err(self.failure(b, name, e));
+            }
+            if ctx.is_doomed() {
+                let msg = self
+                    .shared
+                    .doom
+                    .borrow()
+                    .clone()
+                    .unwrap_or_else(|| "a subcommand was rejected".into());
+                return Err(self.failure(b, name, (msg, None, ScriptErrorKind::Subcommand)));
+            }
+        }
+        Ok(())
+    }
+
+    fn wants_events(&self) -> bool {
+        self.has_handlers
+    }
+}
+
+impl LuaHost {
+    fn guard_args(&self, state: &State, request: &GuardRequest<'_>) -> mlua::Result<MultiValue> {
+        let name = state
+            .players
+            .get(request.player_id)
+            .and_then(|p| p.name.clone());
+        let player: LuaValue = self.player_proxy.call((request.player_id, name))?;
+        let key = state.key(request.entity_id).map(|k| {
+            use slotmap::Key;
+            k.data().as_ffi() as i64
+        });
+        let entity: LuaValue = self.entity_proxy.call((request.entity_id, key))?;
+        let mut args = MultiValue::from_iter([player, entity]);
+        if let Some(t) = request.transform {
+            args.push_back(to_lua(&self.lua, &t.to_value())?);
+        }
+        Ok(args)
+    }
+}
+
+fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<Table> {
+    let core = lua.create_table()?;
+    let s = shared.clone();
+    core.set(
+        "exhausted",
+        lua.create_function(move |_, ()| Ok(s.exhausted.get()))?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "charge",
+        lua.create_function(move |_, n: i64| {
+            if s.charge(n.max(0)) {
+                Ok(())
+            } else {
+                s.fail(ScriptErrorKind::Budget);
+                Err(mlua::Error::runtime(BUDGET_MSG))
+            }
+        })?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "fail",
+        lua.create_function(move |_, kind: String| {
+            let k = match kind.as_str() {
+                "sandbox" => ScriptErrorKind::Sandbox,
+                "budget" => ScriptErrorKind::Budget,
+                "guard_mutation" => ScriptErrorKind::GuardMutation,
+                "subcommand" => ScriptErrorKind::Subcommand,
+                "memory" => ScriptErrorKind::Memory,
+                _ => ScriptErrorKind::Runtime,
+            };
+            s.fail(k);
+            Ok(())
+        })?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "log",
+        lua.create_function(move |_, (script, msg): (String, String)| {
+            let mut log = s.log.borrow_mut();
+            if log.len() < 10_000 {
+                let msg: String = msg.chars().take(2000).collect();
+                log.push(format!("[{script}] {msg}"));
+            }
+            Ok(())
+        })?,
+    )?;
+    core.set("null", LuaValue::NULL)?;
+    core.set(
+        "module_source",
+        lua.create_function(move |_, name: String| {
+            Ok(modules.get(&name).map(|(f, s)| vec![f.clone(), s.clone()]))
+        })?,
+    )?;
+    Ok(core)
+}
+
+fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
+    let message = match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    LoadError::Syntax {
+        file: file.to_owned(),
+        line: line_of(&message).unwrap_or(0),
+        message,
+    }
+}
+
+/// The line of a `file.lua:12: message` error, if there is one.
+pub fn line_of(msg: &str) -> Option<u32> {
+    let idx = msg.find(".lua:")?;
+    let rest = &msg[idx + 5..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}

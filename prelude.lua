@@ -1,0 +1,755 @@
+-- prelude.lua: the Digipology Lua API v1, written in Lua over a small native
+-- core. Loaded once per VM in a privileged environment; scripts never see
+-- this file's locals. Reference: docs/lua-api.md.
+--
+-- The host passes:
+--   core   native functions that need no transaction (budget, log, fail)
+--   CUR    a table whose field `k` is the native kernel access for the
+--          callback now running (set by the host for each call)
+--   G      the privileged globals (the real library tables)
+local core, CUR, G = ...
+
+local type, select, error, rawget, rawset, rawequal, rawlen, next =
+  G.type, G.select, G.error, G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
+local raw_pairs, raw_ipairs, raw_tostring, tonumber = G.pairs, G.ipairs, G.tostring, G.tonumber
+local raw_setmetatable, raw_getmetatable = G.setmetatable, G.getmetatable
+local raw_pcall, raw_xpcall, raw_load, assert = G.pcall, G.xpcall, G.load, G.assert
+local string, table, math, utf8, coroutine = G.string, G.table, G.math, G.utf8, G.coroutine
+local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.concat
+local sfind, sformat, sgsub, ssub, sbyte, srep = string.find, string.format, string.gsub, string.sub, string.byte, string.rep
+local floor, mtype = math.floor, math.type
+
+local function K(...) return CUR.k(...) end
+
+-- A value every proxy's `getmetatable` answers with; the real metatable stays
+-- private.
+local PROXY = raw_setmetatable({}, { __metatable = false, __tostring = function() return "proxy" end })
+
+-- Raises a creator-facing error of a given kind ("sandbox", "budget",
+-- "guard_mutation", "subcommand", "runtime") at the caller's line.
+local function fail(kind, msg, level)
+  core.fail(kind)
+  error(msg, (level or 1) + 1)
+end
+
+----------------------------------------------------------------------------
+-- Determinism and sandbox helpers
+----------------------------------------------------------------------------
+
+local BUDGET_MSG = "instruction budget exceeded"
+
+local function budget_check()
+  if core.exhausted() then error(BUDGET_MSG, 0) end
+end
+
+-- Keys sort numbers first (ascending), then strings (byte order), then
+-- false, true. Other key types have no stable order.
+local RANK = { number = 1, string = 2, boolean = 3 }
+local function key_less(a, b)
+  local ra, rb = RANK[type(a)], RANK[type(b)]
+  if ra ~= rb then return ra < rb end
+  if ra == 3 then return a == false and b == true end
+  return a < b
+end
+
+local function sorted_pairs(t)
+  local mt = raw_getmetatable(t)
+  if mt == PROXY or (type(mt) == "table" and rawget(mt, "__pairs")) then
+    return raw_pairs(t)
+  end
+  if type(t) ~= "table" then
+    error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ")", 2)
+  end
+  local keys, n = {}, 0
+  for k in next, t do
+    if not RANK[type(k)] then
+      fail("runtime", "pairs: keys must be numbers, strings or booleans (a " .. type(k)
+        .. " key has no deterministic order)", 2)
+    end
+    n = n + 1
+    keys[n] = k
+  end
+  sort(keys, key_less)
+  local i = 0
+  return function()
+    i = i + 1
+    local k = keys[i]
+    if k ~= nil then return k, t[k] end
+  end, t, nil
+end
+
+local function safe_tostring(v)
+  local tv = type(v)
+  if tv == "table" or tv == "userdata" then
+    local mt = raw_getmetatable(v)
+    if mt == PROXY then return raw_tostring(v) end
+    if type(mt) == "table" and rawget(mt, "__tostring") then
+      local s = raw_tostring(v)
+      return s
+    end
+    return tv
+  elseif tv == "function" or tv == "thread" then
+    return tv
+  end
+  return raw_tostring(v)
+end
+
+local function safe_format(fmt, ...)
+  if type(fmt) == "string" then
+    local stripped = sgsub(fmt, "%%%%", "")
+    if sfind(stripped, "%%[-+ #0]*%d*%.?%d*p") then
+      fail("sandbox", "string.format: %p is not available (it would reveal memory addresses)", 2)
+    end
+  end
+  local n = select("#", ...)
+  local args = pack(...)
+  for i = 1, n do
+    local tv = type(args[i])
+    if tv == "table" or tv == "function" or tv == "thread" or tv == "userdata" then
+      args[i] = safe_tostring(args[i])
+    end
+  end
+  return sformat(fmt, unpack(args, 1, n))
+end
+
+-- Pattern cost bound. Lua patterns backtrack: every quantified item that has
+-- more pattern after it can multiply the work by the subject length, and no
+-- instruction hook reaches inside the C matcher. A call whose worst case
+-- (n ^ (backtracking items + 1 when unanchored)) exceeds this is refused.
+local PATTERN_COST_MAX = 2e7
+
+local function backtracking_items(p)
+  local count, i, len, pending = 0, 1, #p, false
+  if ssub(p, 1, 1) == "^" then i = 2 end
+  while i <= len do
+    local c = ssub(p, i, i)
+    local item_end
+    if c == "%" then
+      item_end = i + 1
+      local d = ssub(p, i + 1, i + 1)
+      if d == "b" then item_end = i + 3 elseif d == "f" then
+        local j = sfind(p, "]", i + 3, true)
+        item_end = j or len
+      end
+    elseif c == "[" then
+      local j = i + 1
+      if ssub(p, j, j) == "^" then j = j + 1 end
+      if ssub(p, j, j) == "]" then j = j + 1 end
+      while j <= len and ssub(p, j, j) ~= "]" do
+        if ssub(p, j, j) == "%" then j = j + 1 end
+        j = j + 1
+      end
+      item_end = j
+    elseif c == "(" or c == ")" then
+      item_end = nil
+    else
+      item_end = i
+    end
+    if item_end then
+      if pending then count = count + 1; pending = false end
+      local q = ssub(p, item_end + 1, item_end + 1)
+      if q == "*" or q == "+" or q == "-" or q == "?" then
+        pending = true
+        i = item_end + 2
+      else
+        i = item_end + 1
+      end
+    else
+      i = i + 1
+    end
+  end
+  return count
+end
+
+local function check_pattern(fname, s, p, init, plain)
+  if plain or type(s) ~= "string" or type(p) ~= "string" then return end
+  local n = #s
+  if type(init) == "number" and init > 1 then n = n - init + 1 end
+  if n < 2 then return end
+  local q = backtracking_items(p)
+  if q == 0 then return end
+  local anchored = ssub(p, 1, 1) == "^"
+  local cost = n ^ (q + (anchored and 0 or 1))
+  if cost > PATTERN_COST_MAX then
+    fail("budget", sformat(
+      "string.%s: pattern too costly for a %d-character subject (%d backtracking items); "
+        .. "split the string or simplify the pattern", fname, n, q), 3)
+  end
+end
+
+local function bounded(fname, f, plain_arg)
+  return function(s, p, init, plain, ...)
+    check_pattern(fname, s, p, init, plain_arg and plain)
+    return f(s, p, init, plain, ...)
+  end
+end
+
+local function forbid(name)
+  return function() fail("sandbox", name .. " is not available in the sandbox", 2) end
+end
+
+-- Read-only proxy over a copy of a library table.
+local function readonly(name, src)
+  local copy = {}
+  for k, v in raw_pairs(src) do copy[k] = v end
+  return raw_setmetatable({}, {
+    __metatable = PROXY,
+    __index = copy,
+    __newindex = function(_, k)
+      fail("sandbox", name .. " is read-only (tried to set " .. safe_tostring(k) .. ")", 2)
+    end,
+    __pairs = function() return sorted_pairs(copy) end,
+    __len = function() return #copy end,
+  })
+end
+
+local SAFE_STRING = {}
+for k, v in raw_pairs(string) do SAFE_STRING[k] = v end
+SAFE_STRING.dump = forbid("string.dump")
+SAFE_STRING.format = safe_format
+SAFE_STRING.find = bounded("find", string.find, true)
+SAFE_STRING.match = bounded("match", string.match, false)
+SAFE_STRING.gmatch = function(s, p, init)
+  check_pattern("gmatch", s, p, init, false)
+  return string.gmatch(s, p, init)
+end
+SAFE_STRING.gsub = function(s, p, r, n)
+  check_pattern("gsub", s, p, 1, false)
+  return sgsub(s, p, r, n)
+end
+
+-- Every string shares one metatable: give it the safe library and hide it.
+do
+  local smt = raw_getmetatable("")
+  smt.__index = SAFE_STRING
+  smt.__metatable = false
+end
+
+-- Metatables may not carry finalizers or weak modes, now or later.
+local GUARD_MT = {
+  __metatable = "locked",
+  __newindex = function(t, k, v)
+    if k == "__gc" or k == "__mode" then
+      fail("sandbox", "metatables cannot have " .. k .. " (finalizers and weak tables are not deterministic)", 2)
+    end
+    rawset(t, k, v)
+  end,
+}
+
+local function safe_setmetatable(t, mt)
+  if type(mt) == "table" then
+    if rawget(mt, "__gc") ~= nil or rawget(mt, "__mode") ~= nil then
+      fail("sandbox", "metatables cannot have __gc or __mode (finalizers and weak tables are not deterministic)", 2)
+    end
+    if raw_getmetatable(mt) == nil then raw_setmetatable(mt, GUARD_MT) end
+  end
+  return raw_setmetatable(t, mt)
+end
+
+local function safe_rawset(t, k, v)
+  if (k == "__gc" or k == "__mode") and raw_getmetatable(t) == "locked" then
+    fail("sandbox", "metatables cannot have " .. k, 2)
+  end
+  return rawset(t, k, v)
+end
+
+local function reraise(ok, ...)
+  if not ok then budget_check() end
+  return ok, ...
+end
+
+local function safe_pcall(f, ...)
+  return reraise(raw_pcall(f, ...))
+end
+
+local function safe_xpcall(f, handler, ...)
+  return reraise(raw_xpcall(f, function(e)
+    if core.exhausted() then return BUDGET_MSG end
+    return handler(e)
+  end, ...))
+end
+
+local COROUTINE_COST = 1000
+local SAFE_COROUTINE = {}
+for k, v in raw_pairs(coroutine) do SAFE_COROUTINE[k] = v end
+SAFE_COROUTINE.create = function(f)
+  core.charge(COROUTINE_COST)
+  return coroutine.create(f)
+end
+SAFE_COROUTINE.wrap = function(f)
+  core.charge(COROUTINE_COST)
+  local co = coroutine.create(f)
+  return function(...)
+    local r = pack(coroutine.resume(co, ...))
+    if not r[1] then
+      budget_check()
+      error(r[2], 0)
+    end
+    return unpack(r, 2, r.n)
+  end
+end
+SAFE_COROUTINE.resume = function(co, ...)
+  return reraise(coroutine.resume(co, ...))
+end
+
+----------------------------------------------------------------------------
+-- Canonical randomness
+----------------------------------------------------------------------------
+
+local function random(m, n)
+  if m == nil then
+    return K("random_float")
+  end
+  if n == nil then m, n = 1, m end
+  if mtype(m) ~= "integer" and (type(m) ~= "number" or m ~= floor(m)) then
+    error("bad argument #1 to 'random' (number has no integer representation)", 2)
+  end
+  if mtype(n) ~= "integer" and (type(n) ~= "number" or n ~= floor(n)) then
+    error("bad argument #2 to 'random' (number has no integer representation)", 2)
+  end
+  if m > n then error("bad argument to 'random' (interval is empty)", 2) end
+  return m + K("random_below", n - m + 1)
+end
+
+local SAFE_MATH = {}
+for k, v in raw_pairs(math) do SAFE_MATH[k] = v end
+SAFE_MATH.random = random
+SAFE_MATH.randomseed = forbid("math.randomseed")
+
+----------------------------------------------------------------------------
+-- Proxies
+----------------------------------------------------------------------------
+
+local Entity, Player, Stack = {}, {}, {}
+local entity_mt, player_mt, stack_mt
+
+local function entity_proxy(id, key)
+  if id == nil then return nil end
+  return raw_setmetatable({ id = id, [0] = key }, entity_mt)
+end
+
+local function player_proxy(id, name)
+  if id == nil then return nil end
+  return raw_setmetatable({ id = id, name = name }, player_mt)
+end
+
+local function stack_proxy(id)
+  return raw_setmetatable({ id = id }, stack_mt)
+end
+
+local function id_of(v, what)
+  if type(v) == "string" then return v end
+  if type(v) == "table" and type(rawget(v, "id")) == "string" then return rawget(v, "id") end
+  error("expected " .. what .. " (a proxy or an id string), got " .. type(v), 3)
+end
+
+-- Checks the generational handle: a proxy to an entity that is gone errors,
+-- and never reaches another entity.
+local function key_of(e)
+  local key = rawget(e, 0)
+  if not K("alive", key) then
+    error("entity '" .. safe_tostring(rawget(e, "id")) .. "' no longer exists", 3)
+  end
+  return key
+end
+
+local function read(e, what) return K("read", key_of(e), what) end
+
+-- Issues a subcommand: applies at once, or raises (and dooms the action).
+local function submit(action_type, payload)
+  local ok, err, kind = K("submit", action_type, payload)
+  if not ok then fail(kind or "subcommand", err, 3) end
+end
+
+local FIELDS = {
+  position = function(e) local t = read(e, "transform"); return t and t.position end,
+  rotation = function(e) local t = read(e, "transform"); return t and t.rotation end,
+  transform = function(e) return read(e, "transform") end,
+  flipped = function(e) return read(e, "flipped") end,
+  locked = function(e) return read(e, "locked") end,
+  value = function(e) return read(e, "value") end,
+  text = function(e) return read(e, "text") end,
+  tags = function(e) return read(e, "tags") end,
+  props = function(e) return read(e, "props") end,
+  held_by = function(e)
+    local p = read(e, "heldBy")
+    if p then return player_proxy(p, nil) end
+  end,
+  placement = function(e) return read(e, "placement") end,
+  faces = function(e) return read(e, "faces") end,
+}
+
+function Entity:get(component)
+  return read(self, "component:" .. safe_tostring(component))
+end
+
+function Entity:has(component)
+  return read(self, "has:" .. safe_tostring(component))
+end
+
+function Entity:has_tag(tag)
+  for _, t in raw_ipairs(read(self, "tags")) do
+    if t == tag then return true end
+  end
+  return false
+end
+
+function Entity:exists() return K("alive", rawget(self, 0)) end
+
+function Entity:items()
+  local out = {}
+  for i, id in raw_ipairs(read(self, "items") or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
+  return out
+end
+
+function Entity:top()
+  local items = read(self, "items")
+  if items and #items > 0 then
+    local id = items[#items]
+    return entity_proxy(id, K("lookup", id))
+  end
+end
+
+function Entity:stack()
+  local p = read(self, "placement")
+  if p.kind == "stack" then return stack_proxy(p.id) end
+end
+
+function Entity:flip() key_of(self); submit("entity.flip", { entityId = self.id }) end
+function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = self.id, locked = b }) end
+function Entity:roll() key_of(self); submit("die.roll", { entityId = self.id }) end
+function Entity:set_value(v) key_of(self); submit("counter.set", { entityId = self.id, value = v }) end
+function Entity:add(n) key_of(self); submit("counter.add", { entityId = self.id, amount = n }) end
+function Entity:set_text(s) key_of(self); submit("text.set", { entityId = self.id, value = s }) end
+function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = self.id }) end
+
+function Entity:draw_to(target, count)
+  key_of(self)
+  submit("deck.draw_to_container", { deckId = self.id, target = id_of(target, "a container"), count = count or 1 })
+end
+
+-- e:move(transform): a full or partial transform ({position=..., rotation=...,
+-- scale=...}) or just a position ({x=, y=, z=}); missing parts keep their
+-- current value.
+function Entity:move(t)
+  key_of(self)
+  if type(t) ~= "table" then error("move expects a transform or a position table", 2) end
+  local cur = read(self, "transform") or {
+    position = { x = 0, y = 0, z = 0 }, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
+  local full
+  if t.x ~= nil or t.y ~= nil or t.z ~= nil then
+    full = { position = { x = t.x or cur.position.x, y = t.y or cur.position.y, z = t.z or cur.position.z },
+             rotation = cur.rotation, scale = cur.scale }
+  else
+    full = { position = t.position or cur.position, rotation = t.rotation or cur.rotation, scale = t.scale or cur.scale }
+  end
+  submit("entity.move", { entityId = self.id, transform = full })
+end
+
+-- e:move_to(container [, index]): into a container (at the end by default),
+-- or to the world with `nil`.
+function Entity:move_to(container, index)
+  key_of(self)
+  local p = read(self, "placement")
+  local from = p.kind == "container" and p.id or nil
+  local to = container ~= nil and id_of(container, "a container") or nil
+  if index == nil then
+    if to then
+      local items = K("read", K("lookup", to) or -1, "items")
+      index = items and #items or 0
+      if from == to then index = index - 1 end
+    else
+      index = 0
+    end
+  end
+  submit("container.move", { entity = self.id, from = from or core.null, to = to or core.null, index = index })
+end
+
+function Entity:attach(entity)
+  key_of(self)
+  submit("snap.attach", { snapPointId = self.id, entityId = id_of(entity, "an entity") })
+end
+
+function Entity:attach_to(snap_point)
+  key_of(self)
+  submit("snap.attach", { snapPointId = id_of(snap_point, "a snap point"), entityId = self.id })
+end
+
+function Stack:items()
+  local out = {}
+  for i, id in raw_ipairs(K("stack", self.id) or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
+  return out
+end
+function Stack:top() local items = self:items(); return items[#items] end
+function Stack:exists() return K("stack", self.id) ~= nil end
+function Stack:add(e) submit("stack.add", { stackId = self.id, entityId = id_of(e, "an entity") }) end
+function Stack:merge(other) submit("stack.merge", { targetStackId = self.id, sourceStackId = id_of(other, "a stack") }) end
+function Stack:dissolve() submit("stack.dissolve", { stackId = self.id }) end
+function Stack:remove_top() submit("stack.remove_top", { stackId = self.id }) end
+
+entity_mt = {
+  __metatable = PROXY,
+  __index = function(e, k)
+    local m = Entity[k]
+    if m then return m end
+    local f = FIELDS[k]
+    if f then return f(e) end
+  end,
+  __newindex = function(_, k) error("entity proxies are read-only; use a method (tried to set " .. safe_tostring(k) .. ")", 2) end,
+  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
+  __tostring = function(e) return "entity " .. rawget(e, "id") end,
+}
+player_mt = {
+  __metatable = PROXY,
+  __index = Player,
+  __newindex = function() error("player proxies are read-only", 2) end,
+  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
+  __tostring = function(p) return "player " .. rawget(p, "id") end,
+}
+stack_mt = {
+  __metatable = PROXY,
+  __index = Stack,
+  __newindex = function() error("stack proxies are read-only", 2) end,
+  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
+  __tostring = function(s) return "stack " .. rawget(s, "id") end,
+}
+
+----------------------------------------------------------------------------
+-- game
+----------------------------------------------------------------------------
+
+local game = {}
+
+function game.entity(id)
+  if type(id) ~= "string" then return nil end
+  local key = K("lookup", id)
+  if key then return entity_proxy(id, key) end
+end
+
+local function entity_list(ids)
+  local out = {}
+  for i, id in raw_ipairs(ids) do out[i] = entity_proxy(id, K("lookup", id)) end
+  return out
+end
+
+function game.entities(tag)
+  return entity_list(K("entities", tag))
+end
+
+function game.player(id)
+  local p = K("player", id)
+  if p then return player_proxy(p.id, p.name) end
+end
+
+function game.players()
+  local out = {}
+  for i, p in raw_ipairs(K("players")) do out[i] = player_proxy(p.id, p.name) end
+  return out
+end
+
+function game.seats() return K("seats") end
+
+function game.stack(id)
+  if K("stack", id) then return stack_proxy(id) end
+end
+
+function game.create_stack(id, items)
+  local ids = {}
+  for i, e in raw_ipairs(items) do ids[i] = id_of(e, "an entity") end
+  submit("stack.create", { stackId = id, items = ids })
+  return stack_proxy(id)
+end
+
+local GAME_FIELDS = {
+  settings = function() return K("settings") end,
+  sequence = function() return K("sequence") end,
+  action_id = function() return K("action_id") end,
+}
+
+local GAME = raw_setmetatable({}, {
+  __metatable = PROXY,
+  __index = function(_, k)
+    local f = game[k]
+    if f then return f end
+    local g = GAME_FIELDS[k]
+    if g then return g() end
+  end,
+  __newindex = function(_, k) fail("sandbox", "game is read-only (tried to set " .. safe_tostring(k) .. ")", 2) end,
+  __pairs = function() return sorted_pairs(game) end,
+})
+
+----------------------------------------------------------------------------
+-- storage: a plain-looking table whose contents live in canonical state
+----------------------------------------------------------------------------
+
+local function storage_node(script_id, path)
+  local node = {}
+  local function child_path(k)
+    if type(k) ~= "string" and mtype(k) ~= "integer" then
+      error("storage keys must be strings or integers, not " .. type(k), 3)
+    end
+    local p = { unpack(path) }
+    p[#p + 1] = k
+    return p
+  end
+  local mt = {
+    __metatable = PROXY,
+    __index = function(_, k)
+      local p = child_path(k)
+      local v, is_table = K("storage_get", script_id, p)
+      if is_table then return storage_node(script_id, p) end
+      return v
+    end,
+    __newindex = function(_, k, v)
+      local ok, err, kind = K("storage_set", script_id, child_path(k), v)
+      if not ok then fail(kind or "runtime", err, 2) end
+    end,
+    __len = function() return K("storage_len", script_id, path) end,
+    __pairs = function()
+      local keys = K("storage_keys", script_id, path)
+      local i = 0
+      return function()
+        i = i + 1
+        local k = keys[i]
+        if k ~= nil then return k, node[k] end
+      end, node, nil
+    end,
+    __tostring = function() return "storage" end,
+  }
+  return raw_setmetatable(node, mt)
+end
+
+----------------------------------------------------------------------------
+-- Environments
+----------------------------------------------------------------------------
+
+local FORBIDDEN = {
+  io = true, os = true, debug = true, package = true, dofile = true, loadfile = true,
+  collectgarbage = true, loadstring = true, module = true, setfenv = true, getfenv = true,
+  newproxy = true,
+}
+
+local P = {}
+
+-- A fresh environment for one binding. `spec` = {script, binding, file,
+-- entity_id, entity_key, require}.
+function P.new_env(spec)
+  local script_id = spec.script
+  local env, defs = {}, {}
+  local base = {
+    assert = assert, error = error, ipairs = raw_ipairs, next = next, pairs = sorted_pairs,
+    pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
+    rawlen = rawlen, rawset = safe_rawset, select = select, setmetatable = safe_setmetatable,
+    getmetatable = raw_getmetatable, tonumber = tonumber, tostring = safe_tostring, type = type,
+    _VERSION = G._VERSION,
+    string = readonly("string", SAFE_STRING),
+    table = readonly("table", table),
+    math = readonly("math", SAFE_MATH),
+    utf8 = readonly("utf8", utf8),
+    coroutine = readonly("coroutine", SAFE_COROUTINE),
+    game = GAME,
+    random = random,
+    storage = storage_node(script_id, {}),
+    print = function(...)
+      local n = select("#", ...)
+      local parts = {}
+      for i = 1, n do parts[i] = safe_tostring((select(i, ...))) end
+      core.log(script_id, concat(parts, "\t"))
+    end,
+    load = function(chunk, name, mode, chunk_env)
+      if type(chunk) ~= "string" then
+        fail("sandbox", "load accepts source text only", 2)
+      end
+      if sbyte(chunk, 1) == 27 then
+        fail("sandbox", "binary chunks cannot be loaded", 2)
+      end
+      return raw_load(chunk, name, "t", chunk_env or env)
+    end,
+    require = (function()
+      local cache = {}
+      return function(name)
+        if type(name) ~= "string" then error("require expects a module name", 2) end
+        if cache[name] ~= nil then return cache[name] end
+        local src = core.module_source(name)
+        if not src then
+          fail("sandbox", "require can only load the game's own scripts (no module '" .. name .. "')", 2)
+        end
+        local f, err = raw_load(src[2], "=" .. src[1], "t", env)
+        if not f then error(err, 2) end
+        local r = f(name)
+        if r == nil then r = true end
+        cache[name] = r
+        return r
+      end
+    end)(),
+  }
+  base.self = entity_proxy(spec.entity_id, spec.entity_key)
+  base._G = env
+  raw_setmetatable(base, {
+    __index = function(_, k)
+      if FORBIDDEN[k] then fail("sandbox", k .. " is not available in the sandbox", 2) end
+    end,
+  })
+  raw_setmetatable(defs, { __index = base })
+  local env_mt = {
+    __metatable = PROXY,
+    __index = defs,
+    __newindex = function(_, k, v) rawset(defs, k, v) end,
+    __pairs = function() return sorted_pairs(defs) end,
+  }
+  raw_setmetatable(env, env_mt)
+  -- After the top-level chunk ran: no global may be created or changed.
+  local function freeze()
+    env_mt.__newindex = function(_, k)
+      fail("runtime", "global '" .. safe_tostring(k)
+        .. "' cannot be created or changed after the script has loaded; keep game state in storage", 2)
+    end
+  end
+  return env, defs, freeze
+end
+
+-- Reads a global function of an environment (nil when absent).
+function P.lookup(defs, name)
+  local f = rawget(defs, name)
+  if type(f) == "function" then return f end
+end
+
+-- Runs a callback; returns ok, message-or-results.
+local function describe(e)
+  if type(e) == "string" then return e end
+  if core.exhausted() then return BUDGET_MSG end
+  local te = type(e)
+  if te == "table" or te == "userdata" then
+    local ok, s = raw_pcall(raw_tostring, e)
+    if ok and type(s) == "string" and not sfind(s, "^%a+: 0x%x+$") and not sfind(s, "^%a+: %x+$") then
+      return s
+    end
+    return "(error object is a " .. te .. " value)"
+  end
+  return raw_tostring(e)
+end
+
+function P.invoke(f, ...)
+  return raw_xpcall(f, function(e)
+    local ok, msg = raw_pcall(describe, e)
+    if not ok or type(msg) ~= "string" then msg = "(error object could not be described)" end
+    if #msg > 2000 then msg = ssub(msg, 1, 2000) .. "..." end
+    return msg
+  end, ...)
+end
+
+P.player_proxy = player_proxy
+P.entity_proxy = entity_proxy
+P.sorted_pairs = sorted_pairs
+
+-- Checks the deterministic build: string keys must iterate in the order
+-- pinned below in every process.
+function P.selftest()
+  local t = {}
+  for i = 1, 24 do t["k" .. i] = i end
+  local order = {}
+  for k in next, t do order[#order + 1] = k end
+  return concat(order, ",")
+end
+
+return P
