@@ -28,6 +28,14 @@ pub enum CliError {
         /// The parser's message.
         message: String,
     },
+    /// A script does not load.
+    #[error("{}: {error}", dir.display())]
+    Script {
+        /// The game folder (script paths are relative to it).
+        dir: PathBuf,
+        /// What failed.
+        error: digipology_lua::LoadError,
+    },
     /// The game package is not valid.
     #[error("{}: {error}", path.display())]
     Game {

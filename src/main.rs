@@ -53,6 +53,12 @@ struct RunArgs {
     /// Write the final canonical state (RFC 8785 JSON) to this file.
     #[arg(long)]
     state_out: Option<PathBuf>,
+    /// Lua instructions one action may run (overrides game.json limits).
+    #[arg(long)]
+    instructions_max: Option<u64>,
+    /// Bytes the room's Lua VM may use (overrides game.json limits).
+    #[arg(long)]
+    memory_max: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -77,7 +83,27 @@ fn main() -> ExitCode {
 fn run(args: &RunArgs) -> Result<(), CliError> {
     let package = Package::load(&args.game)?;
     let state = package.initial_state(args.seed)?;
-    let mut room = Room::new(state);
+    let mut limits = package.limits()?;
+    if let Some(n) = args.instructions_max {
+        limits.instructions_max = n;
+    }
+    if let Some(n) = args.memory_max {
+        limits.memory_bytes_max = n;
+    }
+    let scripts = package.scripts()?;
+    let host = if scripts.is_empty() {
+        None
+    } else {
+        Some(
+            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, limits).map_err(
+                |e| CliError::Script {
+                    dir: package.dir.clone(),
+                    error: e,
+                },
+            )?,
+        )
+    };
+    let mut room = Room::new(state, host);
     let mut sink = open_events(&args.events)?;
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {

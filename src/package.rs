@@ -1,19 +1,23 @@
-//! Finding and loading a game package (`GAME/game.json`).
+//! Finding and loading a game package (`GAME/game.json` and its scripts).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use digipology_kernel::{state_from_game, State};
+use digipology_lua::{BindingSpec, Limits, Modules, ScriptSpec};
+use serde_json::Value;
 
 use crate::error::CliError;
 
 /// A loaded game package.
 #[derive(Debug, Clone)]
 pub struct Package {
+    /// The folder holding `game.json`.
+    pub dir: PathBuf,
     /// The manifest path, as given or found.
     pub manifest: PathBuf,
     /// The parsed manifest.
-    pub json: serde_json::Value,
+    pub json: Value,
 }
 
 impl Package {
@@ -42,7 +46,14 @@ impl Package {
             column: e.column(),
             message: e.to_string(),
         })?;
-        Ok(Package { manifest, json })
+        let dir = manifest
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok(Package {
+            dir,
+            manifest,
+            json,
+        })
     }
 
     /// The starting state for a room with `seed`.
@@ -68,4 +79,176 @@ impl Package {
             })
             .unwrap_or_default()
     }
+
+    fn field_error(&self, path: &str, message: impl Into<String>) -> CliError {
+        CliError::Game {
+            path: self.manifest.clone(),
+            error: digipology_kernel::LoadError {
+                path: path.to_owned(),
+                message: message.into(),
+            },
+        }
+    }
+
+    /// The scripts listed in `game.json`, with their source text. Paths in
+    /// messages and chunk names are relative to the game folder, so events
+    /// do not depend on where the command was run from.
+    ///
+    /// # Errors
+    /// A malformed `scripts` entry, or a script file that cannot be read.
+    pub fn scripts(&self) -> Result<Vec<ScriptSpec>, CliError> {
+        let Some(list) = self.json.get("scripts").and_then(Value::as_array) else {
+            return Ok(Vec::new());
+        };
+        let mut out: Vec<ScriptSpec> = Vec::new();
+        for (i, s) in list.iter().enumerate() {
+            let path = format!("scripts[{i}]");
+            let obj = s.as_object().ok_or_else(|| self.field_error(&path, "must be an object like {\"id\": \"main\", \"file\": \"scripts/main.lua\", \"bindings\": [{\"id\": \"global\"}]}"))?;
+            if let Some(k) = obj
+                .keys()
+                .find(|k| !["id", "file", "bindings"].contains(&k.as_str()))
+            {
+                return Err(self.field_error(
+                    &path,
+                    format!("unknown key \"{k}\" (allowed: id, file, bindings)"),
+                ));
+            }
+            let id = nonempty(obj.get("id")).ok_or_else(|| {
+                self.field_error(&format!("{path}.id"), "must be a non-empty string")
+            })?;
+            if out.iter().any(|o| o.id == id) {
+                return Err(self.field_error(
+                    &format!("{path}.id"),
+                    format!("script id \"{id}\" is used twice"),
+                ));
+            }
+            let file = nonempty(obj.get("file")).ok_or_else(|| {
+                self.field_error(
+                    &format!("{path}.file"),
+                    "must be the script's path, like \"scripts/main.lua\"",
+                )
+            })?;
+            let full = self.dir.join(&file);
+            let source = fs::read_to_string(&full).map_err(|e| CliError::Io {
+                path: full.clone(),
+                message: format!("cannot read the script listed in {path}.file: {e}"),
+            })?;
+            let bindings = self.bindings(obj.get("bindings"), &path)?;
+            out.push(ScriptSpec {
+                id,
+                file,
+                source,
+                bindings,
+            });
+        }
+        Ok(out)
+    }
+
+    fn bindings(&self, v: Option<&Value>, path: &str) -> Result<Vec<BindingSpec>, CliError> {
+        let Some(v) = v else {
+            return Ok(vec![BindingSpec {
+                id: "global".into(),
+                entity: None,
+            }]);
+        };
+        let list = v
+            .as_array()
+            .ok_or_else(|| self.field_error(&format!("{path}.bindings"), "must be an array"))?;
+        let mut out: Vec<BindingSpec> = Vec::new();
+        for (j, b) in list.iter().enumerate() {
+            let bpath = format!("{path}.bindings[{j}]");
+            let obj = b.as_object().ok_or_else(|| self.field_error(&bpath, "must be an object like {\"id\": \"global\"} or {\"id\": \"d1\", \"entity\": \"die_1\"}"))?;
+            if let Some(k) = obj.keys().find(|k| !["id", "entity"].contains(&k.as_str())) {
+                return Err(
+                    self.field_error(&bpath, format!("unknown key \"{k}\" (allowed: id, entity)"))
+                );
+            }
+            let id = nonempty(obj.get("id")).ok_or_else(|| {
+                self.field_error(&format!("{bpath}.id"), "must be a non-empty string")
+            })?;
+            if out.iter().any(|o| o.id == id) {
+                return Err(self.field_error(
+                    &format!("{bpath}.id"),
+                    format!("binding id \"{id}\" is used twice"),
+                ));
+            }
+            let entity = match obj.get("entity") {
+                None | Some(Value::Null) => None,
+                Some(e) => Some(nonempty(Some(e)).ok_or_else(|| {
+                    self.field_error(&format!("{bpath}.entity"), "must be an entity id")
+                })?),
+            };
+            out.push(BindingSpec { id, entity });
+        }
+        Ok(out)
+    }
+
+    /// Every `.lua` file under `scripts/`, for `require("name")` (a path
+    /// relative to `scripts/` without `.lua`, `/` written `.`).
+    pub fn modules(&self) -> Modules {
+        let mut out = Modules::new();
+        let root = self.dir.join("scripts");
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|e| e == "lua") {
+                    let Ok(rel) = p.strip_prefix(&root) else {
+                        continue;
+                    };
+                    let name = rel
+                        .with_extension("")
+                        .to_string_lossy()
+                        .replace(['/', '\\'], ".");
+                    let file = format!("scripts/{}", rel.to_string_lossy().replace('\\', "/"));
+                    if let Ok(src) = fs::read_to_string(&p) {
+                        out.insert(name, (file, src));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// VM limits: `game.json` `limits` (`instructionsMax`, `memoryBytesMax`)
+    /// over the defaults.
+    ///
+    /// # Errors
+    /// A malformed `limits` object.
+    pub fn limits(&self) -> Result<Limits, CliError> {
+        let mut l = Limits::default();
+        let Some(v) = self.json.get("limits") else {
+            return Ok(l);
+        };
+        let obj = v
+            .as_object()
+            .ok_or_else(|| self.field_error("limits", "must be an object"))?;
+        for (k, v) in obj {
+            let n = v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                self.field_error(&format!("limits.{k}"), "must be a positive integer")
+            })?;
+            match k.as_str() {
+                "instructionsMax" => l.instructions_max = n,
+                "memoryBytesMax" => l.memory_bytes_max = usize::try_from(n).unwrap_or(usize::MAX),
+                _ => {
+                    return Err(self.field_error(
+                        &format!("limits.{k}"),
+                        "unknown limit (allowed: instructionsMax, memoryBytesMax)",
+                    ))
+                }
+            }
+        }
+        Ok(l)
+    }
+}
+
+fn nonempty(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }

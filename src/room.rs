@@ -6,6 +6,7 @@ use std::io::{BufRead, Write};
 use digipology_kernel::{
     Action, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, Source, State,
 };
+use digipology_lua::LuaHost;
 use serde_json::json;
 
 use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
@@ -13,7 +14,8 @@ use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
 /// A running room.
 pub struct Room {
     kernel: Kernel,
-    host: Box<dyn ScriptHost>,
+    scripts: Option<Box<LuaHost>>,
+    no_scripts: NoScripts,
     /// Actions processed so far.
     pub processed: u64,
     /// Of those, rejected.
@@ -21,14 +23,31 @@ pub struct Room {
 }
 
 impl Room {
-    /// A room over a starting state, with no scripts.
-    pub fn new(state: State) -> Room {
+    /// A room over a starting state, with scripts when there are any.
+    pub fn new(state: State, scripts: Option<LuaHost>) -> Room {
         Room {
             kernel: Kernel::new(state),
-            host: Box::new(NoScripts),
+            scripts: scripts.map(Box::new),
+            no_scripts: NoScripts,
             processed: 0,
             rejected: 0,
         }
+    }
+
+    /// The kernel and the script host, borrowed together.
+    fn parts(&mut self) -> (&mut Kernel, &mut dyn ScriptHost) {
+        match &mut self.scripts {
+            Some(h) => (&mut self.kernel, h.as_mut()),
+            None => (&mut self.kernel, &mut self.no_scripts),
+        }
+    }
+
+    /// Script `print` output since the last call (not canonical).
+    pub fn take_log(&mut self) -> Vec<String> {
+        self.scripts
+            .as_ref()
+            .map(|h| h.take_log())
+            .unwrap_or_default()
     }
 
     /// The kernel (state, hash).
@@ -37,6 +56,9 @@ impl Room {
     }
 
     fn record(&mut self, out: Outcome, events: &mut dyn Write) -> std::io::Result<()> {
+        for line in self.take_log() {
+            eprintln!("{line}");
+        }
         self.processed += 1;
         if !out.accepted() {
             self.rejected += 1;
@@ -53,7 +75,8 @@ impl Room {
     /// # Errors
     /// Writing events failed.
     pub fn submit(&mut self, action: &Action, events: &mut dyn Write) -> std::io::Result<()> {
-        let out = self.kernel.process(action, self.host.as_mut());
+        let (kernel, host) = self.parts();
+        let out = kernel.process(action, host);
         self.record(out, events)
     }
 
@@ -72,7 +95,10 @@ impl Room {
                 ),
             ),
             Line::Bytes(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => self.kernel.process_line(text, self.host.as_mut()),
+                Ok(text) => {
+                    let (kernel, host) = self.parts();
+                    kernel.process_line(text, host)
+                }
                 Err(e) => self.kernel.reject_input(
                     None,
                     None,

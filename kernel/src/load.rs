@@ -46,6 +46,7 @@ pub const GAME_KEYS: &[&str] = &[
     "scripts",
     "prefabs",
     "setup",
+    "limits",
 ];
 
 const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components"];
@@ -96,7 +97,7 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
     }
     link_containers(&mut state)?;
     state.rebuild_indexes();
-    for key in ["scripts", "prefabs"] {
+    for key in ["scripts", "prefabs", "limits"] {
         if let Some(v) = top.get(key) {
             let ok = if key == "scripts" {
                 v.is_array()

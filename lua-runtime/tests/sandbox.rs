@@ -1,0 +1,385 @@
+//! The hostile-script suite: each script attacks the room from a button
+//! handler; every test ends with the state unchanged and the room still
+//! serving the next action.
+
+mod common;
+
+use common::*;
+use digipology_lua::Limits;
+use serde_json::json;
+
+/// Runs `body` as the handler of a press on `btn`, expects a script error of
+/// `kind`, then checks the room still serves. Returns the script.error data.
+fn attack(body: &str, kind: &str) -> serde_json::Value {
+    attack_with(body, kind, Limits::default())
+}
+
+fn attack_with(body: &str, kind: &str, limits: Limits) -> serde_json::Value {
+    let src = format!(
+        "function on_button_pressed(event)\n  if event.data.entityId ~= 'btn' then return end\n  game.entity('score'):add(1)\n{body}\nend\n"
+    );
+    let (mut k, mut host) = room_with(&[("main", &src, &[("global", None)])], limits);
+    start(&mut k, &mut host);
+    let started = std::time::Instant::now();
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        kind,
+    );
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the attack held the room for {:?}",
+        started.elapsed()
+    );
+    still_serving(&mut k, &mut host);
+    assert_eq!(component(&k, "score", "counter")["value"], json!(0));
+    err
+}
+
+#[test]
+fn an_endless_loop_hits_the_instruction_budget() {
+    attack("while true do end", "budget");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_ceiling() {
+    let err = attack(
+        "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end",
+        "memory",
+    );
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("memory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn string_rep_of_two_to_the_forty_fails_at_once() {
+    // Lua refuses the size before allocating; a size that passes that check
+    // runs into the memory ceiling instead.
+    let err = attack("local s = ('x'):rep(2^40)", "runtime");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("too large"),
+        "{err}"
+    );
+    attack("local s = ('x'):rep(2^30)", "memory");
+}
+
+#[test]
+fn runaway_recursion_is_a_runtime_error() {
+    let err = attack(
+        "local function f(n) return f(n + 1) + 1 end f(1)",
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("stack overflow"),
+        "{err}"
+    );
+}
+
+#[test]
+fn binary_chunks_cannot_be_loaded() {
+    let err = attack("local f = load('\\27Lua\\84\\0') f()", "sandbox");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("binary"),
+        "{err}"
+    );
+}
+
+#[test]
+fn string_dump_is_unavailable_even_through_the_string_metatable() {
+    attack("local d = string.dump(function() end)", "sandbox");
+    attack("local d = ('').dump(function() end)", "sandbox");
+}
+
+#[test]
+fn one_script_cannot_poison_string_for_another() {
+    let poisoner = r#"
+        function on_button_pressed(event)
+          pcall(function() string.format = function() return "pwned" end end)
+          pcall(function() getmetatable('').__index.upper = function() return "pwned" end end)
+          pcall(function() local mt = getmetatable('') mt.__add = function() return 1 end end)
+        end
+    "#;
+    let victim = r#"
+        function on_button_pressed(event)
+          local ok = string.format("%d", 7) == "7" and ("abc"):upper() == "ABC"
+          if not ok then error("string was poisoned") end
+          game.entity("sign"):set_text(string.format("%s-%s", "ok", ("x"):upper()))
+        end
+    "#;
+    let (mut k, mut host) = room(&[
+        ("a", poisoner, &[("global", None)]),
+        ("b", victim, &[("global", None)]),
+    ]);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(component(&k, "sign", "text"), json!({"value": "ok-X"}));
+    // The string metatable is hidden from every script.
+    let (mut k, mut host) = global("function on_button_pressed() assert(getmetatable('') == false) game.entity('score'):add(1) end");
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+}
+
+#[test]
+fn assigning_a_library_function_is_refused() {
+    attack("string.format = function() end", "sandbox");
+}
+
+#[test]
+fn gc_finalizers_are_refused() {
+    attack(
+        "setmetatable({}, {__gc = function() while true do end end})",
+        "sandbox",
+    );
+    attack(
+        "local mt = {} setmetatable({}, mt) mt.__gc = function() end",
+        "sandbox",
+    );
+    attack("setmetatable({}, {__mode = 'k'})", "sandbox");
+    attack(
+        "local mt = {} setmetatable({}, mt) rawset(mt, '__mode', 'k')",
+        "sandbox",
+    );
+}
+
+#[test]
+fn an_error_object_whose_tostring_errors_is_reported_safely() {
+    let err = attack(
+        "error(setmetatable({}, {__tostring = function() error('nested') end}))",
+        "runtime",
+    );
+    let msg = err["message"].as_str().unwrap_or("");
+    assert!(!msg.contains("0x"), "{msg}");
+}
+
+#[test]
+fn a_huge_tostring_is_truncated() {
+    let err = attack(
+        "error(setmetatable({}, {__tostring = function() return ('y'):rep(1e7) end}))",
+        "runtime",
+    );
+    assert!(
+        err["message"].as_str().unwrap_or("").len() < 4096,
+        "message not truncated"
+    );
+}
+
+#[test]
+fn error_with_a_table_does_not_leak_an_address() {
+    let err = attack("error({})", "runtime");
+    let msg = err["message"].as_str().unwrap_or("");
+    assert!(!msg.contains("0x") && msg.contains("table"), "{msg}");
+}
+
+#[test]
+fn addresses_do_not_leak_through_tostring_or_format() {
+    let (mut k, mut host) = global(
+        r#"
+        function on_button_pressed(event)
+          local s = tostring({}) .. tostring(print) .. string.format("%s", {}) .. tostring(coroutine.create(function() end))
+          game.entity("sign"):set_text(s)
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+    let text = component(&k, "sign", "text")["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(!text.contains("0x") && !text.contains(':'), "{text}");
+    attack("local s = string.format('%p', {})", "sandbox");
+}
+
+#[test]
+fn a_handler_that_triggers_itself_forever_is_bounded() {
+    let (mut k, mut host) = global(
+        r#"
+        function on_counter_changed(event)
+          game.entity("score"):add(1)
+        end
+        function on_button_pressed(event)
+          if event.data.entityId == "btn" then game.entity("score"):add(1) end
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "budget",
+    );
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("cascade"),
+        "{err}"
+    );
+    still_serving(&mut k, &mut host);
+}
+
+#[test]
+fn a_million_subcommands_in_one_transaction_are_stopped() {
+    attack(
+        "for i = 1, 1000000 do game.entity('other'):add(1) end",
+        "budget",
+    );
+}
+
+#[test]
+fn io_os_debug_and_package_are_absent() {
+    attack("io.write('x')", "sandbox");
+    attack("os.exit(1)", "sandbox");
+    attack("debug.sethook()", "sandbox");
+    attack("local p = package.loaded", "sandbox");
+    attack("require 'os'", "sandbox");
+    attack("dofile('/etc/passwd')", "sandbox");
+    attack("collectgarbage()", "sandbox");
+}
+
+#[test]
+fn a_budget_loop_hidden_in_a_coroutine_is_caught() {
+    attack(
+        "coroutine.wrap(function() while true do end end)()",
+        "budget",
+    );
+}
+
+#[test]
+fn pcall_cannot_swallow_the_budget() {
+    attack(
+        "while true do pcall(function() while true do end end) end",
+        "budget",
+    );
+}
+
+#[test]
+fn xpcall_and_resume_cannot_swallow_the_budget_either() {
+    attack(
+        "while true do xpcall(function() while true do end end, function(e) return e end) end",
+        "budget",
+    );
+    attack(
+        "while true do coroutine.resume(coroutine.create(function() while true do end end)) end",
+        "budget",
+    );
+}
+
+#[test]
+fn a_million_tiny_coroutines_are_charged() {
+    attack(
+        "for i = 1, 1e6 do coroutine.wrap(function() end)() end",
+        "budget",
+    );
+}
+
+#[test]
+fn a_backtracking_pattern_does_not_hold_the_room() {
+    let err = attack(
+        "string.find(('a'):rep(400), ('.-'):rep(3) .. 'b')",
+        "budget",
+    );
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("pattern"),
+        "{err}"
+    );
+    attack(
+        "local s = ('a'):rep(400) s:match(('.-'):rep(3) .. 'b')",
+        "budget",
+    );
+    attack(
+        "for w in (('a'):rep(400)):gmatch(('.-'):rep(3) .. 'b') do end",
+        "budget",
+    );
+    attack(
+        "local r = (('a'):rep(400)):gsub(('.-'):rep(3) .. 'b', '')",
+        "budget",
+    );
+}
+
+#[test]
+fn ordinary_patterns_still_work() {
+    let (mut k, mut host) = global(
+        r#"
+        function on_button_pressed(event)
+          local s = ("key=value; other=thing "):rep(100)
+          local n = 0
+          for a, b in s:gmatch("(%w+)=(%w+)") do n = n + 1 end
+          local trimmed = (("  padded  "):gsub("^%s+", ""):gsub("%s+$", ""))
+          local found = s:find("other=thing", 1, true)
+          game.entity("sign"):set_text(n .. ":" .. trimmed .. ":" .. tostring(found))
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+    assert_eq!(
+        component(&k, "sign", "text")["value"],
+        json!("200:padded:12")
+    );
+}
+
+#[test]
+fn globals_are_frozen_after_load() {
+    let err = attack("counter_in_a_global = 1", "runtime");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("storage"),
+        "{err}"
+    );
+}
+
+#[test]
+fn math_randomseed_is_unavailable() {
+    attack("math.randomseed(42)", "sandbox");
+}
+
+#[test]
+fn a_script_that_loops_while_loading_is_a_load_error() {
+    let r = try_room(
+        &[("main", "while true do end", &[("global", None)])],
+        Limits::default(),
+    );
+    let err = r.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains("scripts/main.lua") && err.contains("budget"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_syntax_error_names_file_and_line() {
+    let r = try_room(
+        &[(
+            "main",
+            "local x = 1\nfunction broken(\n",
+            &[("global", None)],
+        )],
+        Limits::default(),
+    );
+    let err = r.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.starts_with("scripts/main.lua:"), "{err}");
+    assert!(err.contains("syntax error"), "{err}");
+}
