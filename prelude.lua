@@ -297,8 +297,13 @@ end
 ----------------------------------------------------------------------------
 
 local function random(m, n)
+  local function draw(op, arg)
+    local v, err, kind = K(op, arg)
+    if v == false then fail(kind or "runtime", err, 3) end
+    return v
+  end
   if m == nil then
-    return K("random_float")
+    return draw("random_float")
   end
   if n == nil then m, n = 1, m end
   if mtype(m) ~= "integer" and (type(m) ~= "number" or m ~= floor(m)) then
@@ -308,7 +313,7 @@ local function random(m, n)
     error("bad argument #2 to 'random' (number has no integer representation)", 2)
   end
   if m > n then error("bad argument to 'random' (interval is empty)", 2) end
-  return m + K("random_below", n - m + 1)
+  return m + draw("random_below", n - m + 1)
 end
 
 local SAFE_MATH = {}

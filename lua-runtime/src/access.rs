@@ -207,8 +207,8 @@ impl Call<'_, '_, '_> {
             "storage_set" => self.storage_set(lua, &args),
             "submit" => self.submit(lua, &args),
             "random_below" | "random_float" => {
-                if let Some((msg, _)) = self.write_refusal("draw random numbers") {
-                    return Err(mlua::Error::runtime(msg));
+                if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
+                    return refusal(lua, &msg, kind);
                 }
                 let Access::Handler(ctx) = &mut self.access else {
                     return ret(LuaValue::Nil);
@@ -221,9 +221,11 @@ impl Call<'_, '_, '_> {
                     LuaValue::Integer(n) if n > 0 => n as u64,
                     LuaValue::Number(n) if n >= 1.0 && n.fract() == 0.0 && n < 9.0e15 => n as u64,
                     _ => {
-                        return Err(mlua::Error::runtime(
+                        return refusal(
+                            lua,
                             "random: the interval is empty or too large",
-                        ))
+                            "runtime",
+                        )
                     }
                 };
                 ret(LuaValue::Integer(ctx.random_below(n) as i64))

@@ -407,7 +407,7 @@ impl LuaHost {
             .get()
             .unwrap_or(ScriptErrorKind::Runtime);
         let line = line_of(&msg);
-        (msg, line, kind)
+        (clean(&msg), line, kind)
     }
 
     fn handlers_for(&mut self, event_type: &'static str) -> Vec<(usize, Function, &'static str)> {
@@ -648,10 +648,30 @@ fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
     }
 }
 
-/// The line of a `file.lua:12: message` error, if there is one.
+/// The line of the first `file.lua:12:` position in a message that is not
+/// in the prelude, if there is one.
 pub fn line_of(msg: &str) -> Option<u32> {
-    let idx = msg.find(".lua:")?;
-    let rest = &msg[idx + 5..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
+    let mut from = 0;
+    while let Some(i) = msg[from..].find(".lua:") {
+        let idx = from + i;
+        from = idx + 5;
+        if msg[..idx].ends_with("prelude") {
+            continue;
+        }
+        let digits: String = msg[idx + 5..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse() {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// A message without mlua's `runtime error: ` prefix and stack traceback.
+fn clean(msg: &str) -> String {
+    let msg = msg.strip_prefix("runtime error: ").unwrap_or(msg);
+    let msg = msg.split("\nstack traceback:").next().unwrap_or(msg);
+    msg.to_owned()
 }
