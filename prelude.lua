@@ -328,32 +328,38 @@ SAFE_MATH.randomseed = forbid("math.randomseed")
 local Entity, Player, Stack = {}, {}, {}
 local entity_mt, player_mt, stack_mt
 
+-- Proxies keep their id in slot [1] (and an entity's generational handle
+-- in slot [0]); `id` and the other fields are read through __index, so a
+-- script cannot reassign them.
 local function entity_proxy(id, key)
   if id == nil then return nil end
-  return raw_setmetatable({ id = id, [0] = key }, entity_mt)
+  return raw_setmetatable({ [0] = key, [1] = id }, entity_mt)
 end
 
 local function player_proxy(id, name)
   if id == nil then return nil end
-  return raw_setmetatable({ id = id, name = name }, player_mt)
+  return raw_setmetatable({ [1] = id, [2] = name }, player_mt)
 end
 
 local function stack_proxy(id)
-  return raw_setmetatable({ id = id }, stack_mt)
+  return raw_setmetatable({ [1] = id }, stack_mt)
 end
 
 local function id_of(v, what)
   if type(v) == "string" then return v end
-  if type(v) == "table" and type(rawget(v, "id")) == "string" then return rawget(v, "id") end
+  if type(v) == "table" and type(rawget(v, 1)) == "string" then
+    local mt = raw_getmetatable(v)
+    if mt == PROXY then return rawget(v, 1) end
+  end
   error("expected " .. what .. " (a proxy or an id string), got " .. type(v), 3)
 end
 
--- Checks the generational handle: a proxy to an entity that is gone errors,
--- and never reaches another entity.
+-- Checks the generational handle: a proxy to an entity that is gone (or a
+-- tampered one) errors, and never reaches another entity.
 local function key_of(e)
-  local key = rawget(e, 0)
-  if not K("alive", key) then
-    error("entity '" .. safe_tostring(rawget(e, "id")) .. "' no longer exists", 3)
+  local key, id = rawget(e, 0), rawget(e, 1)
+  if not K("alive", key, id) then
+    error("entity '" .. safe_tostring(id) .. "' no longer exists", 3)
   end
   return key
 end
@@ -399,7 +405,7 @@ function Entity:has_tag(tag)
   return false
 end
 
-function Entity:exists() return K("alive", rawget(self, 0)) end
+function Entity:exists() return K("alive", rawget(self, 0), rawget(self, 1)) end
 
 function Entity:items()
   local out = {}
@@ -420,17 +426,17 @@ function Entity:stack()
   if p.kind == "stack" then return stack_proxy(p.id) end
 end
 
-function Entity:flip() key_of(self); submit("entity.flip", { entityId = self.id }) end
-function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = self.id, locked = b }) end
-function Entity:roll() key_of(self); submit("die.roll", { entityId = self.id }) end
-function Entity:set_value(v) key_of(self); submit("counter.set", { entityId = self.id, value = v }) end
-function Entity:add(n) key_of(self); submit("counter.add", { entityId = self.id, amount = n }) end
-function Entity:set_text(s) key_of(self); submit("text.set", { entityId = self.id, value = s }) end
-function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = self.id }) end
+function Entity:flip() key_of(self); submit("entity.flip", { entityId = rawget(self, 1) }) end
+function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = rawget(self, 1), locked = b }) end
+function Entity:roll() key_of(self); submit("die.roll", { entityId = rawget(self, 1) }) end
+function Entity:set_value(v) key_of(self); submit("counter.set", { entityId = rawget(self, 1), value = v }) end
+function Entity:add(n) key_of(self); submit("counter.add", { entityId = rawget(self, 1), amount = n }) end
+function Entity:set_text(s) key_of(self); submit("text.set", { entityId = rawget(self, 1), value = s }) end
+function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = rawget(self, 1) }) end
 
 function Entity:draw_to(target, count)
   key_of(self)
-  submit("deck.draw_to_container", { deckId = self.id, target = id_of(target, "a container"), count = count or 1 })
+  submit("deck.draw_to_container", { deckId = rawget(self, 1), target = id_of(target, "a container"), count = count or 1 })
 end
 
 -- e:move(transform): a full or partial transform ({position=..., rotation=...,
@@ -448,7 +454,7 @@ function Entity:move(t)
   else
     full = { position = t.position or cur.position, rotation = t.rotation or cur.rotation, scale = t.scale or cur.scale }
   end
-  submit("entity.move", { entityId = self.id, transform = full })
+  submit("entity.move", { entityId = rawget(self, 1), transform = full })
 end
 
 -- e:move_to(container [, index]): into a container (at the end by default),
@@ -467,56 +473,66 @@ function Entity:move_to(container, index)
       index = 0
     end
   end
-  submit("container.move", { entity = self.id, from = from or core.null, to = to or core.null, index = index })
+  submit("container.move", { entity = rawget(self, 1), from = from or core.null, to = to or core.null, index = index })
 end
 
 function Entity:attach(entity)
   key_of(self)
-  submit("snap.attach", { snapPointId = self.id, entityId = id_of(entity, "an entity") })
+  submit("snap.attach", { snapPointId = rawget(self, 1), entityId = id_of(entity, "an entity") })
 end
 
 function Entity:attach_to(snap_point)
   key_of(self)
-  submit("snap.attach", { snapPointId = id_of(snap_point, "a snap point"), entityId = self.id })
+  submit("snap.attach", { snapPointId = id_of(snap_point, "a snap point"), entityId = rawget(self, 1) })
 end
 
 function Stack:items()
   local out = {}
-  for i, id in raw_ipairs(K("stack", self.id) or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
+  for i, id in raw_ipairs(K("stack", rawget(self, 1)) or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
   return out
 end
 function Stack:top() local items = self:items(); return items[#items] end
-function Stack:exists() return K("stack", self.id) ~= nil end
-function Stack:add(e) submit("stack.add", { stackId = self.id, entityId = id_of(e, "an entity") }) end
-function Stack:merge(other) submit("stack.merge", { targetStackId = self.id, sourceStackId = id_of(other, "a stack") }) end
-function Stack:dissolve() submit("stack.dissolve", { stackId = self.id }) end
-function Stack:remove_top() submit("stack.remove_top", { stackId = self.id }) end
+function Stack:exists() return K("stack", rawget(self, 1)) ~= nil end
+function Stack:add(e) submit("stack.add", { stackId = rawget(self, 1), entityId = id_of(e, "an entity") }) end
+function Stack:merge(other) submit("stack.merge", { targetStackId = rawget(self, 1), sourceStackId = id_of(other, "a stack") }) end
+function Stack:dissolve() submit("stack.dissolve", { stackId = rawget(self, 1) }) end
+function Stack:remove_top() submit("stack.remove_top", { stackId = rawget(self, 1) }) end
 
 entity_mt = {
   __metatable = PROXY,
+  __proxy = true,
   __index = function(e, k)
+    if k == "id" then return rawget(e, 1) end
     local m = Entity[k]
     if m then return m end
     local f = FIELDS[k]
     if f then return f(e) end
   end,
   __newindex = function(_, k) error("entity proxies are read-only; use a method (tried to set " .. safe_tostring(k) .. ")", 2) end,
-  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
-  __tostring = function(e) return "entity " .. rawget(e, "id") end,
+  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
+  __tostring = function(e) return "entity " .. rawget(e, 1) end,
 }
 player_mt = {
   __metatable = PROXY,
-  __index = Player,
+  __proxy = true,
+  __index = function(p, k)
+    if k == "id" then return rawget(p, 1) elseif k == "name" then return rawget(p, 2) end
+    return Player[k]
+  end,
   __newindex = function() error("player proxies are read-only", 2) end,
-  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
-  __tostring = function(p) return "player " .. rawget(p, "id") end,
+  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
+  __tostring = function(p) return "player " .. rawget(p, 1) end,
 }
 stack_mt = {
   __metatable = PROXY,
-  __index = Stack,
+  __proxy = true,
+  __index = function(s, k)
+    if k == "id" then return rawget(s, 1) end
+    return Stack[k]
+  end,
   __newindex = function() error("stack proxies are read-only", 2) end,
-  __eq = function(a, b) return rawget(a, "id") == rawget(b, "id") end,
-  __tostring = function(s) return "stack " .. rawget(s, "id") end,
+  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
+  __tostring = function(s) return "stack " .. rawget(s, 1) end,
 }
 
 ----------------------------------------------------------------------------

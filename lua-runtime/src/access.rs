@@ -123,8 +123,10 @@ impl Call<'_, '_, '_> {
                 ret(self.state().key(&id).map_or(LuaValue::Nil, key_to_lua))
             }
             "alive" => {
-                let alive =
-                    key_from_lua(&arg(&args, 1)).is_some_and(|k| self.state().get(k).is_some());
+                let id = arg_str(&args, 2);
+                let alive = key_from_lua(&arg(&args, 1))
+                    .and_then(|k| self.state().get(k))
+                    .is_some_and(|e| id.as_deref().is_none_or(|id| *e.id == *id));
                 ret(LuaValue::Boolean(alive))
             }
             "read" => self.read(lua, &args),

@@ -79,10 +79,12 @@ fn table_to_json(t: &Table, depth: usize) -> Result<serde_json::Value, String> {
             "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
         ));
     }
-    if t.metatable().is_some() {
-        if let Ok(LuaValue::String(id)) = t.raw_get::<LuaValue>("id") {
-            if let Ok(s) = id.to_str() {
-                return Ok(serde_json::Value::String(s.to_string()));
+    if let Some(mt) = t.metatable() {
+        if mt.raw_get::<bool>("__proxy").unwrap_or(false) {
+            if let Ok(LuaValue::String(id)) = t.raw_get::<LuaValue>(1) {
+                if let Ok(s) = id.to_str() {
+                    return Ok(serde_json::Value::String(s.to_string()));
+                }
             }
         }
     }

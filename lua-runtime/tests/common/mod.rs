@@ -5,6 +5,9 @@ use digipology_kernel::{state_from_game, Kernel, Outcome};
 use digipology_lua::{BindingSpec, Limits, LuaHost, Modules, ScriptSpec};
 use serde_json::{json, Value};
 
+/// A script for a test room: (id, source, bindings as (id, entity)).
+pub type Script<'a> = (&'a str, &'a str, &'a [(&'a str, Option<&'a str>)]);
+
 /// The test table: a few cards, a deck, a die, counters, a button, a text.
 pub fn game() -> Value {
     json!({
@@ -33,13 +36,13 @@ pub fn game() -> Value {
 }
 
 /// A room running `scripts` (id, source, bindings) with default limits.
-pub fn room(scripts: &[(&str, &str, &[(&str, Option<&str>)])]) -> (Kernel, LuaHost) {
+pub fn room(scripts: &[Script<'_>]) -> (Kernel, LuaHost) {
     room_with(scripts, Limits::default())
 }
 
 /// As [`room`], with limits.
 pub fn room_with(
-    scripts: &[(&str, &str, &[(&str, Option<&str>)])],
+    scripts: &[Script<'_>],
     limits: Limits,
 ) -> (Kernel, LuaHost) {
     try_room(scripts, limits).unwrap_or_else(|e| panic!("scripts load: {e}"))
@@ -47,7 +50,7 @@ pub fn room_with(
 
 /// Builds a room, or the load error.
 pub fn try_room(
-    scripts: &[(&str, &str, &[(&str, Option<&str>)])],
+    scripts: &[Script<'_>],
     limits: Limits,
 ) -> Result<(Kernel, LuaHost), digipology_lua::LoadError> {
     let state = state_from_game(&game(), 5).expect("game loads");

@@ -1,0 +1,353 @@
+//! Proxies and the game API: every read and every write method, storage,
+//! randomness, and handles that outlive their entity.
+
+mod common;
+
+use common::*;
+use digipology_kernel::Kernel;
+use digipology_lua::LuaHost;
+use serde_json::{json, Value};
+
+/// Runs `body` inside a button handler and returns the script's storage.
+fn run(body: &str) -> (Kernel, LuaHost, Value) {
+    let src = format!("function on_button_pressed(event)\n{body}\nend\n");
+    let (mut k, mut host) = global(&src);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    let st = storage(&k, "main");
+    (k, host, st)
+}
+
+#[test]
+fn entity_reads() {
+    let (_, _, st) = run(r#"
+        local c = game.entity("card")
+        storage.id = c.id
+        storage.pos = c.position
+        storage.flipped = c.flipped
+        storage.tags = c.tags
+        storage.red = c:has_tag("red")
+        storage.blue = c:has_tag("blue")
+        storage.rank = c.props.rank
+        storage.grabbable = c:get("grabbable")
+        storage.has_die = c:has("die")
+        storage.placement = c.placement
+        storage.score = game.entity("score").value
+        storage.counter = game.entity("score"):get("counter")
+        storage.text = game.entity("sign").text
+        storage.faces = game.entity("d6").faces
+        storage.items = #game.entity("deck"):items()
+        storage.top = game.entity("deck"):top().id
+        storage.in_deck = game.entity("c1").placement
+        storage.locked = game.entity("lockbox").locked
+        storage.missing = game.entity("nope") == nil
+    "#);
+    assert_eq!(st["id"], json!("card"));
+    assert_eq!(st["pos"], json!({"x": 1, "y": 0, "z": 0}));
+    assert_eq!(st["flipped"], json!(false));
+    assert_eq!(st["tags"], json!(["card", "red"]));
+    assert_eq!(
+        (st["red"].clone(), st["blue"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_eq!(st["rank"], json!(7));
+    assert_eq!(st["grabbable"], json!({"enabled": true}));
+    assert_eq!(st["has_die"], json!(false));
+    assert_eq!(st["placement"], json!({"kind": "world"}));
+    assert_eq!(st["score"], json!(0));
+    assert_eq!(st["counter"], json!({"value": 0, "min": 0, "max": 100}));
+    assert_eq!(st["text"], json!("hello"));
+    assert_eq!(st["faces"], json!([1, 2, 3, 4, 5, 6]));
+    assert_eq!(st["items"], json!(3));
+    assert_eq!(st["top"], json!("c3"));
+    assert_eq!(st["in_deck"], json!({"kind": "container", "id": "deck"}));
+    assert_eq!(st["locked"], json!(false));
+    assert_eq!(st["missing"], json!(true));
+}
+
+#[test]
+fn held_by_is_a_player_proxy() {
+    let (mut k, mut host) =
+        global("function on_button_pressed(e) storage.holder = game.entity('card').held_by.id end");
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p2", "entity.grab", json!({"entityId": "card"})),
+            &mut host
+        )
+        .accepted());
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+    assert_eq!(storage(&k, "main"), json!({"holder": "p2"}));
+}
+
+#[test]
+fn game_reads() {
+    let (_, _, st) = run(r#"
+        storage.n = #game.entities()
+        storage.first = game.entities()[1].id
+        local cards = {}
+        for i, e in ipairs(game.entities("card")) do cards[i] = e.id end
+        storage.cards = cards
+        local ps = {}
+        for i, p in ipairs(game.players()) do ps[i] = p.id end
+        storage.players = ps
+        storage.ann = game.player("p1").name
+        storage.nobody = game.player("zz") == nil
+        storage.seats = game.seats()
+        storage.rounds = game.settings.rounds
+        storage.seq = game.sequence
+        storage.action = game.action_id
+    "#);
+    assert_eq!(st["n"], json!(17));
+    assert_eq!(st["first"], json!("btn"));
+    assert_eq!(st["cards"], json!(["card", "card2"]));
+    assert_eq!(st["players"], json!(["p1", "p2"]));
+    assert_eq!(st["ann"], json!("Ann"));
+    assert_eq!(st["nobody"], json!(true));
+    assert_eq!(st["seats"], json!({"north": false, "south": false}));
+    assert_eq!(st["rounds"], json!(3));
+    assert_eq!(st["seq"], json!(3));
+    assert_eq!(st["action"], json!("a3"));
+}
+
+#[test]
+fn entity_writes_issue_subcommands() {
+    let (k, _, _) = run(r#"
+        game.entity("card"):flip()
+        game.entity("lockbox"):set_locked(true)
+        game.entity("score"):set_value(40)
+        game.entity("score"):add(2)
+        game.entity("sign"):set_text("bye")
+        game.entity("d6"):roll()
+        game.entity("deck"):shuffle()
+        game.entity("deck"):draw_to(game.entity("hand"), 2)
+        game.entity("card2"):move({x = 7, z = 3})
+    "#);
+    assert_eq!(component(&k, "card", "flippable"), json!({"flipped": true}));
+    assert_eq!(
+        component(&k, "lockbox", "lockable"),
+        json!({"locked": true})
+    );
+    assert_eq!(component(&k, "score", "counter")["value"], json!(42));
+    assert_eq!(component(&k, "sign", "text"), json!({"value": "bye"}));
+    assert!(component(&k, "d6", "die")["value"].as_i64().is_some());
+    assert_eq!(
+        component(&k, "hand", "container")["items"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(
+        component(&k, "card2", "transform")["position"],
+        json!({"x": 7, "y": 0, "z": 3})
+    );
+}
+
+#[test]
+fn container_snap_and_stack_writes() {
+    let (k, _, st) = run(r#"
+        local c1 = game.entity("c1")
+        c1:move_to(game.entity("hand"))
+        c1:move_to(nil)
+        game.entity("slot"):attach(game.entity("card"))
+        game.entity("card2"):attach_to("slot")
+        local s = game.create_stack("pile", {game.entity("s_a"), "s_b"})
+        storage.stack_items = #s:items()
+        storage.stack_top = s:top().id
+        storage.card_stack = game.entity("s_b"):stack().id
+        s:remove_top()
+        storage.after = #game.stack("pile"):items()
+        game.stack("pile"):dissolve()
+        storage.gone = game.stack("pile") == nil
+    "#);
+    assert_eq!(
+        component(&k, "slot", "snap_point")["attached"],
+        json!(["card", "card2"])
+    );
+    assert_eq!(
+        component(&k, "deck", "container")["items"],
+        json!(["c2", "c3"])
+    );
+    assert_eq!(st["stack_items"], json!(2));
+    assert_eq!(st["stack_top"], json!("s_b"));
+    assert_eq!(st["card_stack"], json!("pile"));
+    assert_eq!(st["after"], json!(1));
+    assert_eq!(st["gone"], json!(true));
+}
+
+#[test]
+fn storage_is_a_plain_looking_canonical_table() {
+    let (_, _, st) = run(r#"
+        storage.count = 1
+        storage.count = storage.count + 1
+        storage.players = {}
+        storage.players.p1 = {score = 3, hand = {"a", "b"}}
+        storage.players.p1.score = storage.players.p1.score + 1
+        table.insert(storage.players.p1.hand, "c")
+        storage.list = {10, 20, 30}
+        storage.list[4] = 40
+        storage.list[4] = nil
+        storage.temp = "x"
+        storage.temp = nil
+        local keys = {}
+        for k in pairs(storage) do keys[#keys + 1] = k end
+        storage.keys = keys
+        storage.len = #storage.list
+        storage.flag = true
+        storage.pi = 3.5
+    "#);
+    assert_eq!(
+        st,
+        json!({"count": 2, "players": {"p1": {"score": 4, "hand": ["a", "b", "c"]}}, "list": [10, 20, 30],
+               "keys": ["count", "list", "players"], "len": 3, "flag": true, "pi": 3.5})
+    );
+}
+
+#[test]
+fn storage_refuses_values_without_a_canonical_form() {
+    for body in [
+        "storage.f = print",
+        "storage.n = 0/0",
+        "storage.t = {1, 2, x = 3}",
+        "storage.list = {1,2,3} storage.list[1] = nil",
+    ] {
+        let src = format!("function on_button_pressed(event)\n{body}\nend\n");
+        let (mut k, mut host) = global(&src);
+        start(&mut k, &mut host);
+        script_error(
+            &mut k,
+            &mut host,
+            player("p1", "button.press", json!({"entityId": "btn"})),
+            "runtime",
+        );
+    }
+}
+
+#[test]
+fn storage_is_per_script() {
+    let (mut k, mut host) = room(&[
+        (
+            "a",
+            "function on_button_pressed(e) storage.v = 'a' end",
+            &[("global", None)],
+        ),
+        (
+            "b",
+            "function on_button_pressed(e) storage.v = 'b' end",
+            &[("global", None)],
+        ),
+    ]);
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+    assert_eq!(storage(&k, "a"), json!({"v": "a"}));
+    assert_eq!(storage(&k, "b"), json!({"v": "b"}));
+}
+
+#[test]
+fn random_draws_from_the_canonical_rng() {
+    let (_, _, a) = run("local t = {} for i = 1, 20 do t[i] = math.random(6) end storage.r = t storage.f = math.random() storage.h = random(10, 12)");
+    let (_, _, b) = run("local t = {} for i = 1, 20 do t[i] = math.random(6) end storage.r = t storage.f = math.random() storage.h = random(10, 12)");
+    assert_eq!(a, b);
+    let rolls = a["r"].as_array().cloned().unwrap_or_default();
+    assert!(rolls
+        .iter()
+        .all(|v| (1..=6).contains(&v.as_i64().unwrap_or(0))));
+    assert!(a["f"].as_f64().is_some_and(|f| (0.0..1.0).contains(&f)));
+    assert!(a["h"].as_i64().is_some_and(|h| (10..=12).contains(&h)));
+}
+
+#[test]
+fn pairs_iterates_in_sorted_key_order() {
+    let (_, _, st) = run(r#"
+        local t = {zeta = 1, alpha = 2, [3] = "c", [1] = "a", mid = 3, [true] = "t", [2.5] = "x"}
+        local order = {}
+        for k in pairs(t) do order[#order + 1] = tostring(k) end
+        storage.order = table.concat(order, ",")
+    "#);
+    assert_eq!(st["order"], json!("1,2.5,3,alpha,mid,zeta,true"));
+}
+
+#[test]
+fn a_proxy_whose_entity_is_gone_errors_clearly() {
+    let src = "function on_button_pressed(event)\n  local e = game.entity('card')\n  rawset(e, 0, 0)\n  e:flip()\nend\n";
+    // A forged id on a live handle is caught the same way.
+    let forged = "function on_button_pressed(event)\n  local e = game.entity('card')\n  rawset(e, 1, 'card2')\n  e:flip()\nend\n";
+    let (mut k, mut host) = global(forged);
+    start(&mut k, &mut host);
+    script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "runtime",
+    );
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("'card' no longer exists"),
+        "{err}"
+    );
+    assert_eq!(err["line"], json!(4));
+}
+
+#[test]
+fn proxies_are_read_only_and_compare_by_id() {
+    let (_, _, st) = run(r#"
+        storage.same = game.entity("card") == game.entity("card")
+        storage.ok = pcall(function() game.entity("card").id = "x" end)
+        storage.game_ok = pcall(function() game.entity = nil end)
+    "#);
+    assert_eq!(st, json!({"same": true, "ok": false, "game_ok": false}));
+}
+
+#[test]
+fn require_loads_the_games_own_modules() {
+    let state = digipology_kernel::state_from_game(&game(), 5).expect("game");
+    let mut modules = digipology_lua::Modules::new();
+    modules.insert(
+        "util.math".into(),
+        (
+            "scripts/util/math.lua".into(),
+            "local M = {} function M.double(x) return x * 2 end return M".into(),
+        ),
+    );
+    let spec = digipology_lua::ScriptSpec {
+        id: "main".into(),
+        file: "scripts/main.lua".into(),
+        source: "local m = require('util.math')\nfunction on_button_pressed(e) storage.v = m.double(21) end".into(),
+        bindings: vec![digipology_lua::BindingSpec { id: "global".into(), entity: None }],
+    };
+    let mut host =
+        LuaHost::new(&[spec], modules, &state, digipology_lua::Limits::default()).expect("loads");
+    let mut k = Kernel::new(state);
+    start(&mut k, &mut host);
+    assert!(k
+        .process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host
+        )
+        .accepted());
+    assert_eq!(storage(&k, "main"), json!({"v": 42}));
+}
