@@ -367,8 +367,15 @@ end
 local function read(e, what) return K("read", key_of(e), what) end
 
 -- Issues a subcommand: applies at once, or raises (and dooms the action).
+-- The payload goes over as key, value, key, value… so simple payloads need
+-- no table conversion on the native side.
 local function submit(action_type, payload)
-  local ok, err, kind = K("submit", action_type, payload)
+  local args, n = {}, 0
+  for k, v in next, payload do
+    args[n + 1], args[n + 2] = k, v
+    n = n + 2
+  end
+  local ok, err, kind = K("submit", action_type, unpack(args, 1, n))
   if not ok then fail(kind or "subcommand", err, 3) end
 end
 
@@ -750,13 +757,46 @@ local function describe(e)
   return raw_tostring(e)
 end
 
+local function message_handler(e)
+  local ok, msg = raw_pcall(describe, e)
+  if not ok or type(msg) ~= "string" then msg = "(error object could not be described)" end
+  if #msg > 2000 then msg = ssub(msg, 1, 2000) .. "..." end
+  return msg
+end
+
 function P.invoke(f, ...)
-  return raw_xpcall(f, function(e)
-    local ok, msg = raw_pcall(describe, e)
-    if not ok or type(msg) ~= "string" then msg = "(error object could not be described)" end
-    if #msg > 2000 then msg = ssub(msg, 1, 2000) .. "..." end
-    return msg
-  end, ...)
+  return raw_xpcall(f, message_handler, ...)
+end
+
+-- A guard call: proxies are built here, in one trip from the host.
+function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
+  return raw_xpcall(f, message_handler, player_proxy(player_id, player_name),
+    entity_proxy(entity_id, entity_key), transform)
+end
+
+-- A handler call. The event's data arrives flattened (key, value, …) so the
+-- host pushes only values it already holds; the tables are built here. An
+-- assigned action id (`a<seq>`) is only formatted if the handler reads it.
+local EVENT_MT = {
+  __index = function(ev, k)
+    if k == "actionId" then
+      local id = "a" .. rawget(ev, "seq")
+      rawset(ev, "actionId", id)
+      return id
+    end
+  end,
+}
+
+local function fill(data, k, v, ...)
+  if k == nil then return data end
+  data[k] = v
+  return fill(data, ...)
+end
+
+function P.handle(f, event_type, seq, action_id, ...)
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = fill({}, ...) }
+  if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
+  return raw_xpcall(f, message_handler, ev)
 end
 
 P.player_proxy = player_proxy

@@ -116,17 +116,25 @@ impl Call<'_, '_, '_> {
 
     /// Runs one native operation: `op` is the first argument.
     pub fn op(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
-        let op = arg_str(&args, 0).unwrap_or_default();
-        match op.as_str() {
+        let op_name = match args.front() {
+            Some(LuaValue::String(s)) => s.clone(),
+            _ => return Err(mlua::Error::runtime("native operation name missing")),
+        };
+        let op_bytes = op_name.as_bytes();
+        let op = std::str::from_utf8(&op_bytes).unwrap_or("");
+        match op {
             "lookup" => {
                 let id = arg_str(&args, 1).unwrap_or_default();
                 ret(self.state().key(&id).map_or(LuaValue::Nil, key_to_lua))
             }
             "alive" => {
-                let id = arg_str(&args, 2);
+                let id = match args.get(2) {
+                    Some(LuaValue::String(s)) => Some(s.as_bytes().to_vec()),
+                    _ => None,
+                };
                 let alive = key_from_lua(&arg(&args, 1))
                     .and_then(|k| self.state().get(k))
-                    .is_some_and(|e| id.as_deref().is_none_or(|id| *e.id == *id));
+                    .is_some_and(|e| id.as_deref().is_none_or(|id| e.id.as_bytes() == id));
                 ret(LuaValue::Boolean(alive))
             }
             "read" => self.read(lua, &args),
@@ -379,10 +387,34 @@ impl Call<'_, '_, '_> {
         if let Some((msg, kind)) = self.write_refusal(&format!("issue {action_type}")) {
             return refusal(lua, &msg, kind);
         }
-        let payload = match to_json(&arg(args, 2), 0) {
-            Ok(p) => p,
-            Err(m) => return refusal(lua, &format!("{action_type}: bad payload: {m}"), "runtime"),
-        };
+        let mut payload = serde_json::Map::new();
+        let mut i = 2;
+        while i < args.len() {
+            let key = match args.get(i) {
+                Some(LuaValue::String(k)) => k.to_string_lossy(),
+                _ => {
+                    return refusal(
+                        lua,
+                        &format!("{action_type}: payload keys must be strings"),
+                        "runtime",
+                    )
+                }
+            };
+            match to_json(&arg(args, i + 1), 0) {
+                Ok(v) => {
+                    payload.insert(key, v);
+                }
+                Err(m) => {
+                    return refusal(
+                        lua,
+                        &format!("{action_type}: bad payload field {key}: {m}"),
+                        "runtime",
+                    )
+                }
+            }
+            i += 2;
+        }
+        let payload = serde_json::Value::Object(payload);
         let (script_id, binding_id) = (self.script_id, self.binding_id);
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();

@@ -15,18 +15,18 @@ pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Result<LuaValue> {
         Value::Number(n) => number(*n),
         Value::String(s) => LuaValue::String(lua.create_string(s)?),
         Value::Array(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, to_lua(lua, item)?)?;
-            }
-            LuaValue::Table(t)
+            let values = items
+                .iter()
+                .map(|i| to_lua(lua, i))
+                .collect::<mlua::Result<Vec<_>>>()?;
+            LuaValue::Table(lua.create_sequence_from(values)?)
         }
         Value::Object(map) => {
-            let t = lua.create_table_with_capacity(0, map.len())?;
-            for (k, item) in map {
-                t.raw_set(k.as_str(), to_lua(lua, item)?)?;
-            }
-            LuaValue::Table(t)
+            let pairs = map
+                .iter()
+                .map(|(k, i)| Ok((k.as_str(), to_lua(lua, i)?)))
+                .collect::<mlua::Result<Vec<_>>>()?;
+            LuaValue::Table(lua.create_table_from(pairs)?)
         }
     })
 }

@@ -16,6 +16,7 @@ use mlua::{
 
 use crate::access::{Access, Call};
 use crate::convert::to_lua;
+use crate::slot::Slot;
 
 /// The creator API, embedded.
 pub const PRELUDE: &str = include_str!("../../prelude.lua");
@@ -144,6 +145,9 @@ impl Shared {
     }
 }
 
+/// (binding index, function, function name) for one event type.
+type HandlerList = Vec<(usize, Function, &'static str)>;
+
 struct Binding {
     script_id: String,
     binding_id: String,
@@ -157,12 +161,14 @@ pub struct LuaHost {
     shared: Rc<Shared>,
     limits: Limits,
     bindings: Vec<Binding>,
-    cur: Table,
+    slot: Rc<Slot>,
+    strings: RefCell<HashMap<Box<str>, mlua::LuaString>>,
     invoke: Function,
-    entity_proxy: Function,
-    player_proxy: Function,
+    guard_call: Function,
+    handle_call: Function,
     seq: u64,
-    handlers: HashMap<&'static str, Vec<(usize, Function, &'static str)>>,
+    guards: HashMap<&'static str, Rc<Vec<(usize, Function)>>>,
+    handlers: HashMap<&'static str, Rc<HandlerList>>,
     has_handlers: bool,
 }
 
@@ -206,6 +212,19 @@ impl LuaHost {
         .map_err(internal)?;
         let core = make_core(&lua, &shared, modules).map_err(internal)?;
         let cur = lua.create_table().map_err(internal)?;
+        let slot = Rc::new(Slot::new());
+        let k_slot = slot.clone();
+        let k = lua
+            .create_function(move |lua, args: MultiValue| {
+                match k_slot.with_current(|c| c.op(lua, args)) {
+                    Some(r) => r,
+                    None => Err(mlua::Error::runtime(
+                        "the game can only be reached from inside a callback",
+                    )),
+                }
+            })
+            .map_err(internal)?;
+        cur.raw_set("k", k).map_err(internal)?;
         let prelude: Table = lua
             .load(PRELUDE)
             .set_name("=prelude.lua")
@@ -224,17 +243,24 @@ impl LuaHost {
         }
         lua.set_memory_limit(limits.memory_bytes_max)
             .map_err(internal)?;
+        // Scripted actions make short-lived tables (events, proxies): the
+        // generational collector handles those far more cheaply.
+        lua.gc_set_mode(mlua::state::GcMode::Generational(
+            mlua::state::GcGenParams::default(),
+        ));
         let get = |name: &str| prelude.get::<Function>(name).map_err(internal);
         let mut host = LuaHost {
             invoke: get("invoke")?,
-            entity_proxy: get("entity_proxy")?,
-            player_proxy: get("player_proxy")?,
+            guard_call: get("guard")?,
+            handle_call: get("handle")?,
             lua,
             shared,
             limits,
             bindings: Vec::new(),
-            cur,
+            slot,
+            strings: RefCell::new(HashMap::new()),
             seq: state.sequence,
+            guards: HashMap::new(),
             handlers: HashMap::new(),
             has_handlers: false,
         };
@@ -293,9 +319,9 @@ impl LuaHost {
             .into_function()
             .map_err(|e| syntax_error(&script.file, &e))?;
         self.reset_budget();
+        let invoke = &self.invoke;
         let outcome = self.call(
-            &chunk,
-            MultiValue::new(),
+            || invoke.call::<MultiValue>(chunk),
             Access::Load(state),
             &script.id,
             &b.id,
@@ -341,8 +367,7 @@ impl LuaHost {
     /// kind).
     fn call(
         &self,
-        f: &Function,
-        args: MultiValue,
+        invoke: impl FnOnce() -> mlua::Result<MultiValue>,
         access: Access<'_, '_, '_>,
         script_id: &str,
         binding_id: &str,
@@ -355,15 +380,7 @@ impl LuaHost {
             seq: self.seq,
             shared: &self.shared,
         };
-        let result = self.lua.scope(|scope| {
-            let k = scope.create_function_mut(|lua, args: MultiValue| call.op(lua, args))?;
-            self.cur.raw_set("k", k)?;
-            let mut all = MultiValue::new();
-            all.push_back(LuaValue::Function(f.clone()));
-            all.extend(args);
-            self.invoke.call::<MultiValue>(all)
-        });
-        let _ = self.cur.raw_set("k", LuaValue::Nil);
+        let result = self.slot.enter(&mut call, invoke);
         let failure = match result {
             Ok(mut values) => match values.pop_front() {
                 Some(LuaValue::Boolean(true)) => return Ok(values),
@@ -410,7 +427,7 @@ impl LuaHost {
         (clean(&msg), line, kind)
     }
 
-    fn handlers_for(&mut self, event_type: &'static str) -> Vec<(usize, Function, &'static str)> {
+    fn handlers_for(&mut self, event_type: &'static str) -> Rc<HandlerList> {
         if let Some(list) = self.handlers.get(event_type) {
             return list.clone();
         }
@@ -428,17 +445,65 @@ impl LuaHost {
                 }
             }
         }
+        let list = Rc::new(list);
         self.handlers.insert(event_type, list.clone());
         list
     }
 
-    fn event_table(&self, event: &Event) -> mlua::Result<Table> {
-        let t = self.lua.create_table()?;
-        t.raw_set("type", event.type_name())?;
-        t.raw_set("seq", event.seq as i64)?;
-        t.raw_set("actionId", event.action_id.to_string())?;
-        t.raw_set("data", to_lua(&self.lua, &event.kind.data())?)?;
-        Ok(t)
+    /// A Lua string for a short name or id, created once and reused (every
+    /// fresh string costs a protected call once a memory limit is set).
+    fn lua_str(&self, s: &str) -> mlua::Result<LuaValue> {
+        if s.len() > 64 {
+            return Ok(LuaValue::String(self.lua.create_string(s)?));
+        }
+        if let Some(v) = self.strings.borrow().get(s) {
+            return Ok(LuaValue::String(v.clone()));
+        }
+        let v = self.lua.create_string(s)?;
+        let mut cache = self.strings.borrow_mut();
+        if cache.len() < 65_536 {
+            cache.insert(s.into(), v.clone());
+        }
+        Ok(LuaValue::String(v))
+    }
+
+    /// (type, seq, actionId or nil, key, value, …) for `P.handle`.
+    fn event_args(&self, event: &Event) -> mlua::Result<MultiValue> {
+        let mut args = MultiValue::new();
+        args.push_back(self.lua_str(event.type_name())?);
+        args.push_back(LuaValue::Integer(event.seq as i64));
+        args.push_back(match &event.action_id {
+            digipology_kernel::event::ActionId::Auto(_) => LuaValue::Nil,
+            digipology_kernel::event::ActionId::Given(id) => self.lua_str(id)?,
+        });
+        if let digipology_kernel::Value::Object(map) = event.kind.data() {
+            for (k, v) in &map {
+                args.push_back(self.lua_str(k)?);
+                args.push_back(match v {
+                    digipology_kernel::Value::String(s) => self.lua_str(s)?,
+                    other => to_lua(&self.lua, other)?,
+                });
+            }
+        }
+        Ok(args)
+    }
+
+    fn guards_for(&mut self, name: &'static str) -> Rc<Vec<(usize, Function)>> {
+        if let Some(list) = self.guards.get(name) {
+            return list.clone();
+        }
+        let list: Vec<(usize, Function)> = self
+            .bindings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| match b.defs.raw_get::<LuaValue>(name) {
+                Ok(LuaValue::Function(f)) => Some((i, f)),
+                _ => None,
+            })
+            .collect();
+        let list = Rc::new(list);
+        self.guards.insert(name, list.clone());
+        list
     }
 
     fn failure(
@@ -471,25 +536,50 @@ impl ScriptHost for LuaHost {
 
     fn guard(&mut self, state: &State, request: &GuardRequest<'_>) -> Verdict {
         let name = guard_name(request.kind);
-        for i in 0..self.bindings.len() {
-            let b = &self.bindings[i];
+        let guards = self.guards_for(name);
+        if guards.is_empty() {
+            return Verdict::Allow;
+        }
+        let player_name = state
+            .players
+            .get(request.player_id)
+            .and_then(|p| p.name.clone());
+        let key = state.key(request.entity_id).map(|k| {
+            use slotmap::Key;
+            k.data().as_ffi() as i64
+        });
+        let transform = match request
+            .transform
+            .map(|t| to_lua(&self.lua, &t.to_value()))
+            .transpose()
+        {
+            Ok(t) => t.unwrap_or(LuaValue::Nil),
+            Err(e) => {
+                let b = &self.bindings[guards[0].0];
+                return Verdict::Fail(self.failure(
+                    b,
+                    name,
+                    (e.to_string(), None, ScriptErrorKind::Runtime),
+                ));
+            }
+        };
+        for (i, f) in guards.iter() {
+            let b = &self.bindings[*i];
             if b.entity.as_deref().is_some_and(|e| e != request.entity_id) {
                 continue;
             }
-            let Ok(LuaValue::Function(f)) = b.defs.raw_get::<LuaValue>(name) else {
-                continue;
+            let call = &self.guard_call;
+            let invoke = || {
+                call.call::<MultiValue>((
+                    f,
+                    self.lua_str(request.player_id)?,
+                    player_name.as_deref(),
+                    self.lua_str(request.entity_id)?,
+                    key,
+                    transform.clone(),
+                ))
             };
-            let args = match self.guard_args(state, request) {
-                Ok(a) => a,
-                Err(e) => {
-                    return Verdict::Fail(self.failure(
-                        b,
-                        name,
-                        (e.to_string(), None, ScriptErrorKind::Runtime),
-                    ))
-                }
-            };
-            match self.call(&f, args, Access::Guard(state), &b.script_id, &b.binding_id) {
+            match self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id) {
                 Ok(mut out) => {
                     if !matches!(out.pop_front(), Some(LuaValue::Boolean(true))) {
                         let reason = match out.pop_front() {
@@ -514,30 +604,40 @@ impl ScriptHost for LuaHost {
         if handlers.is_empty() {
             return Ok(());
         }
-        let named: Vec<String> = event
-            .kind
-            .entity_ids()
-            .iter()
-            .map(|i| i.to_string())
-            .collect();
-        let mut table: Option<Table> = None;
-        for (i, f, name) in handlers {
-            let b = &self.bindings[i];
-            if b.entity.as_ref().is_some_and(|e| !named.contains(e)) {
-                continue;
+        let mut named: Option<Vec<String>> = None;
+        let mut data: Option<MultiValue> = None;
+        for (i, f, name) in handlers.iter() {
+            let b = &self.bindings[*i];
+            if let Some(e) = &b.entity {
+                let ids = named.get_or_insert_with(|| {
+                    event
+                        .kind
+                        .entity_ids()
+                        .iter()
+                        .map(|i| i.to_string())
+                        .collect()
+                });
+                if !ids.contains(e) {
+                    continue;
+                }
             }
-            let t = match &table {
-                Some(t) => t.clone(),
+            let args = match &data {
+                Some(d) => d.clone(),
                 None => {
-                    let t = self.event_table(event).map_err(|e| {
+                    let d = self.event_args(event).map_err(|e| {
                         self.failure(b, name, (e.to_string(), None, ScriptErrorKind::Runtime))
                     })?;
-                    table = Some(t.clone());
-                    t
+                    data = Some(d.clone());
+                    d
                 }
             };
-            let args = MultiValue::from_iter([LuaValue::Table(t)]);
-            let result = self.call(&f, args, Access::Handler(ctx), &b.script_id, &b.binding_id);
+            let call = &self.handle_call;
+            let invoke = || {
+                let mut all = args;
+                all.push_front(LuaValue::Function(f.clone()));
+                call.call::<MultiValue>(all)
+            };
+            let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
             if let Err(e) = result {
                 return Err(self.failure(b, name, e));
             }
@@ -556,26 +656,6 @@ impl ScriptHost for LuaHost {
 
     fn wants_events(&self) -> bool {
         self.has_handlers
-    }
-}
-
-impl LuaHost {
-    fn guard_args(&self, state: &State, request: &GuardRequest<'_>) -> mlua::Result<MultiValue> {
-        let name = state
-            .players
-            .get(request.player_id)
-            .and_then(|p| p.name.clone());
-        let player: LuaValue = self.player_proxy.call((request.player_id, name))?;
-        let key = state.key(request.entity_id).map(|k| {
-            use slotmap::Key;
-            k.data().as_ffi() as i64
-        });
-        let entity: LuaValue = self.entity_proxy.call((request.entity_id, key))?;
-        let mut args = MultiValue::from_iter([player, entity]);
-        if let Some(t) = request.transform {
-            args.push_back(to_lua(&self.lua, &t.to_value())?);
-        }
-        Ok(args)
     }
 }
 

@@ -7,11 +7,12 @@
 //!
 //! [`ScriptHost`]: digipology_kernel::ScriptHost
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod access;
 mod convert;
 mod host;
+mod slot;
 
 pub use host::{line_of, BindingSpec, Limits, LoadError, LuaHost, Modules, ScriptSpec, PRELUDE};

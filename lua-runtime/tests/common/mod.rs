@@ -41,10 +41,7 @@ pub fn room(scripts: &[Script<'_>]) -> (Kernel, LuaHost) {
 }
 
 /// As [`room`], with limits.
-pub fn room_with(
-    scripts: &[Script<'_>],
-    limits: Limits,
-) -> (Kernel, LuaHost) {
+pub fn room_with(scripts: &[Script<'_>], limits: Limits) -> (Kernel, LuaHost) {
     try_room(scripts, limits).unwrap_or_else(|e| panic!("scripts load: {e}"))
 }
 
