@@ -769,9 +769,22 @@ function P.invoke(f, ...)
 end
 
 -- A guard call: proxies are built here, in one trip from the host.
+-- Guard arguments are proxies reused across calls (they are read-only, and
+-- every use of an entity proxy re-checks its handle against the live entity,
+-- so reuse can never reach a different entity).
+local guard_players, guard_entities = {}, {}
 function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
-  return raw_xpcall(f, message_handler, player_proxy(player_id, player_name),
-    entity_proxy(entity_id, entity_key), transform)
+  local p = guard_players[player_id]
+  if p == nil or rawget(p, 1) ~= player_id or rawget(p, 2) ~= player_name then
+    p = player_proxy(player_id, player_name)
+    guard_players[player_id] = p
+  end
+  local e = guard_entities[entity_id]
+  if e == nil or rawget(e, 0) ~= entity_key or rawget(e, 1) ~= entity_id then
+    e = entity_proxy(entity_id, entity_key)
+    guard_entities[entity_id] = e
+  end
+  return raw_xpcall(f, message_handler, p, e, transform)
 end
 
 -- A handler call. The event's data arrives flattened (key, value, …) so the

@@ -2,7 +2,9 @@
 //! script-host trait.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use digipology_kernel::{
@@ -145,6 +147,10 @@ impl Shared {
     }
 }
 
+/// What a protected call returns: `true` and up to two results, or
+/// `false` and the error message.
+type Ret = (LuaValue, LuaValue, LuaValue);
+
 /// (binding index, function, function name) for one event type.
 type HandlerList = Vec<(usize, Function, &'static str)>;
 
@@ -162,13 +168,13 @@ pub struct LuaHost {
     limits: Limits,
     bindings: Vec<Binding>,
     slot: Rc<Slot>,
-    strings: RefCell<HashMap<Box<str>, mlua::LuaString>>,
+    strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
     invoke: Function,
     guard_call: Function,
     handle_call: Function,
     seq: u64,
-    guards: HashMap<&'static str, Rc<Vec<(usize, Function)>>>,
-    handlers: HashMap<&'static str, Rc<HandlerList>>,
+    guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
+    handlers: FxHashMap<&'static str, Rc<HandlerList>>,
     has_handlers: bool,
 }
 
@@ -258,10 +264,10 @@ impl LuaHost {
             limits,
             bindings: Vec::new(),
             slot,
-            strings: RefCell::new(HashMap::new()),
+            strings: RefCell::new(FxHashMap::default()),
             seq: state.sequence,
-            guards: HashMap::new(),
-            handlers: HashMap::new(),
+            guards: FxHashMap::default(),
+            handlers: FxHashMap::default(),
             has_handlers: false,
         };
         let new_env = get("new_env")?;
@@ -321,7 +327,7 @@ impl LuaHost {
         self.reset_budget();
         let invoke = &self.invoke;
         let outcome = self.call(
-            || invoke.call::<MultiValue>(chunk),
+            || invoke.call::<Ret>(chunk),
             Access::Load(state),
             &script.id,
             &b.id,
@@ -367,11 +373,11 @@ impl LuaHost {
     /// kind).
     fn call(
         &self,
-        invoke: impl FnOnce() -> mlua::Result<MultiValue>,
+        invoke: impl FnOnce() -> mlua::Result<Ret>,
         access: Access<'_, '_, '_>,
         script_id: &str,
         binding_id: &str,
-    ) -> Result<MultiValue, (String, Option<u32>, ScriptErrorKind)> {
+    ) -> Result<(LuaValue, LuaValue), (String, Option<u32>, ScriptErrorKind)> {
         self.shared.fail_kind.set(None);
         let mut call = Call {
             access,
@@ -382,16 +388,14 @@ impl LuaHost {
         };
         let result = self.slot.enter(&mut call, invoke);
         let failure = match result {
-            Ok(mut values) => match values.pop_front() {
-                Some(LuaValue::Boolean(true)) => return Ok(values),
-                _ => {
-                    let msg = match values.pop_front() {
-                        Some(LuaValue::String(s)) => s.to_string_lossy(),
-                        _ => "unknown error".to_owned(),
-                    };
-                    self.classify(msg)
-                }
-            },
+            Ok((LuaValue::Boolean(true), r1, r2)) => return Ok((r1, r2)),
+            Ok((_, msg, _)) => {
+                let msg = match msg {
+                    LuaValue::String(s) => s.to_string_lossy(),
+                    _ => "unknown error".to_owned(),
+                };
+                self.classify(msg)
+            }
             Err(mlua::Error::MemoryError(_)) => (
                 "not enough memory".to_owned(),
                 None,
@@ -570,7 +574,7 @@ impl ScriptHost for LuaHost {
             }
             let call = &self.guard_call;
             let invoke = || {
-                call.call::<MultiValue>((
+                call.call::<Ret>((
                     f,
                     self.lua_str(request.player_id)?,
                     player_name.as_deref(),
@@ -580,10 +584,10 @@ impl ScriptHost for LuaHost {
                 ))
             };
             match self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id) {
-                Ok(mut out) => {
-                    if !matches!(out.pop_front(), Some(LuaValue::Boolean(true))) {
-                        let reason = match out.pop_front() {
-                            Some(LuaValue::String(s)) => Some(s.to_string_lossy()),
+                Ok((answer, reason)) => {
+                    if !matches!(answer, LuaValue::Boolean(true)) {
+                        let reason = match reason {
+                            LuaValue::String(s) => Some(s.to_string_lossy()),
                             _ => None,
                         };
                         return Verdict::Deny { reason };
@@ -635,7 +639,7 @@ impl ScriptHost for LuaHost {
             let invoke = || {
                 let mut all = args;
                 all.push_front(LuaValue::Function(f.clone()));
-                call.call::<MultiValue>(all)
+                call.call::<Ret>(all)
             };
             let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
             if let Err(e) = result {

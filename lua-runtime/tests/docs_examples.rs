@@ -27,15 +27,26 @@ fn blocks() -> Vec<String> {
 #[test]
 fn every_lua_example_in_the_api_reference_runs() {
     let examples = blocks();
-    assert!(examples.len() >= 10, "expected the reference to have examples, found {}", examples.len());
+    assert!(
+        examples.len() >= 10,
+        "expected the reference to have examples, found {}",
+        examples.len()
+    );
     let t = json!({"position": {"x": 3, "y": 0, "z": 0}, "rotation": {"x": 0, "y": 0, "z": 0, "w": 1}, "scale": {"x": 1, "y": 1, "z": 1}});
     for (i, src) in examples.iter().enumerate() {
-        let (mut k, mut host) = try_room(&[("main", src, &[("global", None)])], digipology_lua::Limits::default())
-            .unwrap_or_else(|e| panic!("example {i} does not load: {e}\n{src}"));
+        let (mut k, mut host) = try_room(
+            &[("main", src, &[("global", None)])],
+            digipology_lua::Limits::default(),
+        )
+        .unwrap_or_else(|e| panic!("example {i} does not load: {e}\n{src}"));
         let mut outs = start(&mut k, &mut host);
         for action in [
             player("p1", "entity.grab", json!({"entityId": "card"})),
-            player("p1", "entity.drop", json!({"entityId": "card", "transform": t})),
+            player(
+                "p1",
+                "entity.drop",
+                json!({"entityId": "card", "transform": t}),
+            ),
             player("p1", "entity.flip", json!({"entityId": "card"})),
             player("p1", "button.press", json!({"entityId": "btn"})),
         ] {
