@@ -336,9 +336,11 @@ local function entity_proxy(id, key)
   return raw_setmetatable({ [0] = key, [1] = id }, entity_mt)
 end
 
+-- Player proxies are records: `id` and `name` are plain fields (the most
+-- read values in guards); [1] and [2] keep the originals for checks.
 local function player_proxy(id, name)
   if id == nil then return nil end
-  return raw_setmetatable({ [1] = id, [2] = name }, player_mt)
+  return raw_setmetatable({ [1] = id, [2] = name, id = id, name = name }, player_mt)
 end
 
 local function stack_proxy(id)
@@ -522,10 +524,7 @@ entity_mt = {
 player_mt = {
   __metatable = PROXY,
   __proxy = true,
-  __index = function(p, k)
-    if k == "id" then return rawget(p, 1) elseif k == "name" then return rawget(p, 2) end
-    return Player[k]
-  end,
+  __index = Player,
   __newindex = function() error("player proxies are read-only", 2) end,
   __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
   __tostring = function(p) return "player " .. rawget(p, 1) end,
@@ -773,18 +772,21 @@ end
 -- every use of an entity proxy re-checks its handle against the live entity,
 -- so reuse can never reach a different entity).
 local guard_players, guard_entities = {}, {}
+
 function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
+  -- Slots [0], [1], [2] always exist on these proxies, so plain indexing
+  -- reads them raw (no metamethod) and costs no C call.
   local p = guard_players[player_id]
-  if p == nil or rawget(p, 1) ~= player_id or rawget(p, 2) ~= player_name then
+  if p == nil or p[1] ~= player_id or p[2] ~= player_name or p.id ~= player_id or p.name ~= player_name then
     p = player_proxy(player_id, player_name)
     guard_players[player_id] = p
   end
   local e = guard_entities[entity_id]
-  if e == nil or rawget(e, 0) ~= entity_key or rawget(e, 1) ~= entity_id then
+  if e == nil or e[0] ~= entity_key or e[1] ~= entity_id then
     e = entity_proxy(entity_id, entity_key)
     guard_entities[entity_id] = e
   end
-  return raw_xpcall(f, message_handler, p, e, transform)
+  return f(p, e, transform)
 end
 
 -- A handler call. The event's data arrives flattened (key, value, …) so the
@@ -806,10 +808,19 @@ local function fill(data, k, v, ...)
   return fill(data, ...)
 end
 
-function P.handle(f, event_type, seq, action_id, ...)
-  local ev = { type = event_type, seq = seq, actionId = action_id, data = fill({}, ...) }
+-- Table constructors size the table once; most events have 1 to 4 fields.
+function P.handle(f, event_type, seq, action_id, n, ...)
+  local k1, v1, k2, v2, k3, v3, k4, v4 = ...
+  local data
+  if n <= 2 then data = n == 0 and {} or { [k1] = v1 }
+  elseif n <= 4 then data = { [k1] = v1, [k2] = v2 }
+  elseif n <= 6 then data = { [k1] = v1, [k2] = v2, [k3] = v3 }
+  elseif n <= 8 then data = { [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }
+  else data = fill({ [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }, select(9, ...))
+  end
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = data }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
-  return raw_xpcall(f, message_handler, ev)
+  return f(ev)
 end
 
 P.player_proxy = player_proxy

@@ -49,6 +49,8 @@ fn bench(c: &mut Criterion) {
         json!({"entityId": "btn"}),
     );
     let cases = [
+        ("button.press with a Lua guard only", "function can_press(p, e) return p.id == 'p1' end"),
+        ("button.press with a Lua handler only", "function on_button_pressed(ev) local id = ev.data.entityId end"),
         (
             "button.press with a Lua guard and handler (handler reads the event)",
             "function can_press(p, e) return p.id == 'p1' end\nfunction on_button_pressed(ev) local id = ev.data.entityId end",

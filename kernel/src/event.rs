@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::reject::Rejection;
 use crate::state::{ids, Id};
-use crate::value::{object, write_string, Value};
+use crate::value::{write_string, Value};
 
 /// The kind of a script failure (DESIGN §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -332,21 +332,30 @@ impl EventKind {
         }
     }
 
-    /// The event's `data` object.
+    /// The event's `data` object (built from [`EventKind::fields`]).
     pub fn data(&self) -> Value {
-        let s = |id: &Id| Value::from(id);
+        let mut map = BTreeMap::new();
+        self.fields(&mut |k, v| {
+            map.insert(k.to_owned(), v.to_value());
+        });
+        Value::Object(map)
+    }
+
+    /// Visits each field of the event's data without building it: what
+    /// script runtimes use to hand events over cheaply.
+    pub fn fields(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+        use Field::{Bool, Ids, Num, Str};
         match self {
-            EventKind::GameStarted { settings } => {
-                object([("settings", Value::Object(settings.clone()))])
+            EventKind::GameStarted { settings } => f("settings", Field::Map(settings)),
+            EventKind::PlayerJoined { player_id, name } => {
+                f("playerId", Str(player_id));
+                f("name", name.as_deref().map_or(Field::Null, Str));
             }
-            EventKind::PlayerJoined { player_id, name } => object([
-                ("playerId", s(player_id)),
-                ("name", Value::from(name.clone())),
-            ]),
-            EventKind::PlayerLeft { player_id } => object([("playerId", s(player_id))]),
+            EventKind::PlayerLeft { player_id } => f("playerId", Str(player_id)),
             EventKind::SeatAssigned { seat_id, player_id }
             | EventKind::SeatLeft { seat_id, player_id } => {
-                object([("seatId", s(seat_id)), ("playerId", s(player_id))])
+                f("seatId", Str(seat_id));
+                f("playerId", Str(player_id));
             }
             EventKind::EntityGrabbed {
                 entity_id,
@@ -359,45 +368,49 @@ impl EventKind {
             | EventKind::ButtonPressed {
                 entity_id,
                 player_id,
-            } => object([("entityId", s(entity_id)), ("playerId", s(player_id))]),
-            EventKind::EntityFlipped { entity_id, flipped } => object([
-                ("entityId", s(entity_id)),
-                ("flipped", Value::Bool(*flipped)),
-            ]),
-            EventKind::DeckShuffled { deck_id } => object([("deckId", s(deck_id))]),
+            } => {
+                f("entityId", Str(entity_id));
+                f("playerId", Str(player_id));
+            }
+            EventKind::EntityFlipped { entity_id, flipped } => {
+                f("entityId", Str(entity_id));
+                f("flipped", Bool(*flipped));
+            }
             EventKind::ContainerRemoved {
                 container_id,
                 entity_id,
                 index,
-            } => object([
-                ("containerId", s(container_id)),
-                ("entityId", s(entity_id)),
-                ("index", Value::Number(*index as f64)),
-            ]),
+            } => {
+                f("containerId", Str(container_id));
+                f("entityId", Str(entity_id));
+                f("index", Num(*index as f64));
+            }
             EventKind::ContainerMoved {
                 entity_id,
                 from,
                 to,
                 index,
                 from_index,
-            } => object([
-                ("entityId", s(entity_id)),
-                ("from", from.as_ref().map_or(Value::Null, s)),
-                ("to", to.as_ref().map_or(Value::Null, s)),
-                ("index", Value::Number(*index as f64)),
-                (
+            } => {
+                f("entityId", Str(entity_id));
+                f("from", from.as_deref().map_or(Field::Null, Str));
+                f("to", to.as_deref().map_or(Field::Null, Str));
+                f("index", Num(*index as f64));
+                f(
                     "fromIndex",
-                    from_index.map_or(Value::Null, |i| Value::Number(i as f64)),
-                ),
-            ]),
+                    from_index.map_or(Field::Null, |i| Num(i as f64)),
+                );
+            }
             EventKind::StackCreated { stack_id, items }
             | EventKind::StackChanged { stack_id, items } => {
-                object([("stackId", s(stack_id)), ("items", ids(items))])
+                f("stackId", Str(stack_id));
+                f("items", Ids(items));
             }
-            EventKind::StackDissolved { stack_id } => object([("stackId", s(stack_id))]),
+            EventKind::StackDissolved { stack_id } => f("stackId", Str(stack_id)),
             EventKind::ZoneEntered { zone_id, entity_id }
             | EventKind::ZoneLeft { zone_id, entity_id } => {
-                object([("zoneId", s(zone_id)), ("entityId", s(entity_id))])
+                f("zoneId", Str(zone_id));
+                f("entityId", Str(entity_id));
             }
             EventKind::SnapAttached {
                 snap_point_id,
@@ -406,63 +419,99 @@ impl EventKind {
             | EventKind::SnapDetached {
                 snap_point_id,
                 entity_id,
-            } => object([
-                ("snapPointId", s(snap_point_id)),
-                ("entityId", s(entity_id)),
-            ]),
+            } => {
+                f("snapPointId", Str(snap_point_id));
+                f("entityId", Str(entity_id));
+            }
+            EventKind::DeckShuffled { deck_id } => f("deckId", Str(deck_id)),
             EventKind::DeckDrawn {
                 deck_id,
                 target,
                 entity_ids,
-            } => object([
-                ("deckId", s(deck_id)),
-                ("target", s(target)),
-                ("entityIds", ids(entity_ids)),
-            ]),
+            } => {
+                f("deckId", Str(deck_id));
+                f("target", Str(target));
+                f("entityIds", Ids(entity_ids));
+            }
             EventKind::DieRolled {
                 entity_id,
                 value,
                 index,
-            } => object([
-                ("entityId", s(entity_id)),
-                ("value", value.clone()),
-                ("index", Value::Number(*index as f64)),
-            ]),
+            } => {
+                f("entityId", Str(entity_id));
+                f("value", Field::Value(value));
+                f("index", Num(*index as f64));
+            }
             EventKind::CounterChanged {
                 entity_id,
                 value,
                 previous,
-            } => object([
-                ("entityId", s(entity_id)),
-                ("value", Value::Number(*value)),
-                ("previous", Value::Number(*previous)),
-            ]),
-            EventKind::TextChanged { entity_id, value } => object([
-                ("entityId", s(entity_id)),
-                ("value", Value::from(value.as_str())),
-            ]),
+            } => {
+                f("entityId", Str(entity_id));
+                f("value", Num(*value));
+                f("previous", Num(*previous));
+            }
+            EventKind::TextChanged { entity_id, value } => {
+                f("entityId", Str(entity_id));
+                f("value", Str(value));
+            }
             EventKind::ActionRejected {
                 action_type,
                 rejection,
-            } => object([
-                ("actionType", Value::from(action_type.as_deref())),
-                ("code", Value::from(rejection.code.as_str())),
-                ("message", Value::from(rejection.message.as_str())),
-            ]),
-            EventKind::ScriptError { failure, sequence } => object([
-                ("scriptId", Value::from(failure.script_id.as_str())),
-                ("bindingId", Value::from(failure.binding_id.as_str())),
-                ("function", Value::from(failure.function.as_str())),
-                (
+            } => {
+                f(
+                    "actionType",
+                    action_type.as_deref().map_or(Field::Null, Str),
+                );
+                f("code", Str(rejection.code.as_str()));
+                f("message", Str(&rejection.message));
+            }
+            EventKind::ScriptError { failure, sequence } => {
+                f("scriptId", Str(&failure.script_id));
+                f("bindingId", Str(&failure.binding_id));
+                f("function", Str(&failure.function));
+                f(
                     "line",
-                    failure
-                        .line
-                        .map_or(Value::Null, |l| Value::Number(f64::from(l))),
-                ),
-                ("message", Value::from(failure.message.as_str())),
-                ("kind", Value::from(failure.kind.as_str())),
-                ("sequence", Value::Number(*sequence as f64)),
-            ]),
+                    failure.line.map_or(Field::Null, |l| Num(f64::from(l))),
+                );
+                f("message", Str(&failure.message));
+                f("kind", Str(failure.kind.as_str()));
+                f("sequence", Num(*sequence as f64));
+            }
+        }
+    }
+}
+
+/// One field of an event's data, borrowed where possible.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Field<'a> {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A finite number.
+    Num(f64),
+    /// A string.
+    Str(&'a str),
+    /// A list of ids.
+    Ids(&'a [Id]),
+    /// Any canonical value.
+    Value(&'a Value),
+    /// An object (settings).
+    Map(&'a BTreeMap<String, Value>),
+}
+
+impl Field<'_> {
+    /// The field as an owned canonical value.
+    pub fn to_value(self) -> Value {
+        match self {
+            Field::Null => Value::Null,
+            Field::Bool(b) => Value::Bool(b),
+            Field::Num(n) => Value::Number(n),
+            Field::Str(s) => Value::String(s.to_owned()),
+            Field::Ids(list) => ids(list),
+            Field::Value(v) => v.clone(),
+            Field::Map(m) => Value::Object(m.clone()),
         }
     }
 }

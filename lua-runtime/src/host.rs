@@ -17,8 +17,9 @@ use mlua::{
 };
 
 use crate::access::{Access, Call};
-use crate::convert::to_lua;
+use crate::convert::{number, to_lua};
 use crate::slot::Slot;
+use digipology_kernel::event::Field;
 
 /// The creator API, embedded.
 pub const PRELUDE: &str = include_str!("../../prelude.lua");
@@ -147,8 +148,8 @@ impl Shared {
     }
 }
 
-/// What a protected call returns: `true` and up to two results, or
-/// `false` and the error message.
+/// Up to three results of a callback (mlua runs every call under
+/// `lua_pcall`; errors come back as `Err`).
 type Ret = (LuaValue, LuaValue, LuaValue);
 
 /// (binding index, function, function name) for one event type.
@@ -169,7 +170,6 @@ pub struct LuaHost {
     bindings: Vec<Binding>,
     slot: Rc<Slot>,
     strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
-    invoke: Function,
     guard_call: Function,
     handle_call: Function,
     seq: u64,
@@ -256,7 +256,6 @@ impl LuaHost {
         ));
         let get = |name: &str| prelude.get::<Function>(name).map_err(internal);
         let mut host = LuaHost {
-            invoke: get("invoke")?,
             guard_call: get("guard")?,
             handle_call: get("handle")?,
             lua,
@@ -325,9 +324,8 @@ impl LuaHost {
             .into_function()
             .map_err(|e| syntax_error(&script.file, &e))?;
         self.reset_budget();
-        let invoke = &self.invoke;
         let outcome = self.call(
-            || invoke.call::<Ret>(chunk),
+            || chunk.call::<Ret>(()),
             Access::Load(state),
             &script.id,
             &b.id,
@@ -388,14 +386,7 @@ impl LuaHost {
         };
         let result = self.slot.enter(&mut call, invoke);
         let failure = match result {
-            Ok((LuaValue::Boolean(true), r1, r2)) => return Ok((r1, r2)),
-            Ok((_, msg, _)) => {
-                let msg = match msg {
-                    LuaValue::String(s) => s.to_string_lossy(),
-                    _ => "unknown error".to_owned(),
-                };
-                self.classify(msg)
-            }
+            Ok((r1, r2, _)) => return Ok((r1, r2)),
             Err(mlua::Error::MemoryError(_)) => (
                 "not enough memory".to_owned(),
                 None,
@@ -456,38 +447,51 @@ impl LuaHost {
 
     /// A Lua string for a short name or id, created once and reused (every
     /// fresh string costs a protected call once a memory limit is set).
-    fn lua_str(&self, s: &str) -> mlua::Result<LuaValue> {
-        if s.len() > 64 {
-            return Ok(LuaValue::String(self.lua.create_string(s)?));
-        }
+    fn sid(&self, s: &str) -> mlua::Result<LuaValue> {
         if let Some(v) = self.strings.borrow().get(s) {
             return Ok(LuaValue::String(v.clone()));
         }
         let v = self.lua.create_string(s)?;
         let mut cache = self.strings.borrow_mut();
-        if cache.len() < 65_536 {
+        if s.len() <= 64 && cache.len() < 65_536 {
             cache.insert(s.into(), v.clone());
         }
         Ok(LuaValue::String(v))
     }
 
     /// (type, seq, actionId or nil, key, value, …) for `P.handle`.
-    fn event_args(&self, event: &Event) -> mlua::Result<MultiValue> {
-        let mut args = MultiValue::new();
-        args.push_back(self.lua_str(event.type_name())?);
-        args.push_back(LuaValue::Integer(event.seq as i64));
-        args.push_back(match &event.action_id {
+    fn event_args(&self, event: &Event) -> mlua::Result<Vec<LuaValue>> {
+        let mut args = Vec::with_capacity(12);
+        args.push(self.sid(event.type_name())?);
+        args.push(LuaValue::Integer(event.seq as i64));
+        args.push(match &event.action_id {
             digipology_kernel::event::ActionId::Auto(_) => LuaValue::Nil,
-            digipology_kernel::event::ActionId::Given(id) => self.lua_str(id)?,
-        });
-        if let digipology_kernel::Value::Object(map) = event.kind.data() {
-            for (k, v) in &map {
-                args.push_back(self.lua_str(k)?);
-                args.push_back(match v {
-                    digipology_kernel::Value::String(s) => self.lua_str(s)?,
-                    other => to_lua(&self.lua, other)?,
-                });
+            digipology_kernel::event::ActionId::Given(id) => {
+                LuaValue::String(self.lua.create_string(&**id)?)
             }
+        });
+        let mut failed = None;
+        event.kind.fields(&mut |k, v| {
+            if failed.is_some() {
+                return;
+            }
+            let value = match v {
+                Field::Null => Ok(LuaValue::Nil),
+                Field::Bool(b) => Ok(LuaValue::Boolean(b)),
+                Field::Num(n) => Ok(number(n)),
+                Field::Str(s) => self.sid(s),
+                other => to_lua(&self.lua, &other.to_value()),
+            };
+            match (self.sid(k), value) {
+                (Ok(k), Ok(v)) => {
+                    args.push(k);
+                    args.push(v);
+                }
+                (Err(e), _) | (_, Err(e)) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
         }
         Ok(args)
     }
@@ -525,6 +529,39 @@ impl LuaHost {
             kind,
         }
     }
+}
+
+/// Calls `P.handle(f, type, seq, actionId, n, k1, v1, …)`; events with up
+/// to four data fields go over as a fixed tuple (no argument list to
+/// allocate).
+fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Ret> {
+    let n = args.len().saturating_sub(3) as i64;
+    if n <= 8 {
+        let mut it = args.into_iter();
+        let mut next = || it.next().unwrap_or(LuaValue::Nil);
+        let (t, seq, aid) = (next(), next(), next());
+        let fields = [
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        ];
+        let [k1, v1, k2, v2, k3, v3, k4, v4] = fields;
+        return call.call::<Ret>((f, t, seq, aid, n, k1, v1, k2, v2, k3, v3, k4, v4));
+    }
+    let mut it = args.into_iter();
+    let mut all = MultiValue::new();
+    all.push_back(LuaValue::Function(f.clone()));
+    for _ in 0..3 {
+        all.push_back(it.next().unwrap_or(LuaValue::Nil));
+    }
+    all.push_back(LuaValue::Integer(n));
+    all.extend(it);
+    call.call::<Ret>(all)
 }
 
 fn guard_name(kind: GuardKind) -> &'static str {
@@ -576,9 +613,9 @@ impl ScriptHost for LuaHost {
             let invoke = || {
                 call.call::<Ret>((
                     f,
-                    self.lua_str(request.player_id)?,
+                    self.sid(request.player_id)?,
                     player_name.as_deref(),
-                    self.lua_str(request.entity_id)?,
+                    self.sid(request.entity_id)?,
                     key,
                     transform.clone(),
                 ))
@@ -609,38 +646,46 @@ impl ScriptHost for LuaHost {
             return Ok(());
         }
         let mut named: Option<Vec<String>> = None;
-        let mut data: Option<MultiValue> = None;
-        for (i, f, name) in handlers.iter() {
-            let b = &self.bindings[*i];
-            if let Some(e) = &b.entity {
-                let ids = named.get_or_insert_with(|| {
+        let mut wants = |bindings: &[Binding], i: usize| match &bindings[i].entity {
+            None => true,
+            Some(e) => named
+                .get_or_insert_with(|| {
                     event
                         .kind
                         .entity_ids()
                         .iter()
                         .map(|i| i.to_string())
                         .collect()
-                });
-                if !ids.contains(e) {
-                    continue;
-                }
+                })
+                .contains(e),
+        };
+        let Some(last) = (0..handlers.len())
+            .rev()
+            .find(|&j| wants(&self.bindings, handlers[j].0))
+        else {
+            return Ok(());
+        };
+        let mut args: Option<Vec<LuaValue>> = None;
+        for (j, (i, f, name)) in handlers.iter().enumerate().take(last + 1) {
+            if j != last && !wants(&self.bindings, *i) {
+                continue;
             }
-            let args = match &data {
-                Some(d) => d.clone(),
-                None => {
-                    let d = self.event_args(event).map_err(|e| {
-                        self.failure(b, name, (e.to_string(), None, ScriptErrorKind::Runtime))
-                    })?;
-                    data = Some(d.clone());
-                    d
-                }
+            let b = &self.bindings[*i];
+            let built = match args.take() {
+                Some(a) => a,
+                None => self.event_args(event).map_err(|e| {
+                    self.failure(b, name, (e.to_string(), None, ScriptErrorKind::Runtime))
+                })?,
+            };
+            // The argument list is moved into the last call, cloned before.
+            let these = if j == last {
+                built
+            } else {
+                args = Some(built.clone());
+                built
             };
             let call = &self.handle_call;
-            let invoke = || {
-                let mut all = args;
-                all.push_front(LuaValue::Function(f.clone()));
-                call.call::<Ret>(all)
-            };
+            let invoke = || invoke_handler(call, f, these);
             let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
             if let Err(e) = result {
                 return Err(self.failure(b, name, e));
@@ -753,9 +798,26 @@ pub fn line_of(msg: &str) -> Option<u32> {
     None
 }
 
-/// A message without mlua's `runtime error: ` prefix and stack traceback.
+/// Longest error message kept, in characters.
+const MESSAGE_CHARS_MAX: usize = 2000;
+
+/// A message without mlua's `runtime error: ` prefix and stack traceback,
+/// with no memory address (an error object that is a table, function or
+/// userdata without `__tostring` is described by its type), cut at
+/// [`MESSAGE_CHARS_MAX`] characters.
 fn clean(msg: &str) -> String {
     let msg = msg.strip_prefix("runtime error: ").unwrap_or(msg);
     let msg = msg.split("\nstack traceback:").next().unwrap_or(msg);
+    for kind in ["table", "function", "userdata", "thread"] {
+        if let Some(rest) = msg.strip_prefix(kind).and_then(|r| r.strip_prefix(": 0x")) {
+            if rest.chars().all(|c| c.is_ascii_hexdigit()) {
+                return format!("(error object is a {kind} value)");
+            }
+        }
+    }
+    if msg.chars().count() > MESSAGE_CHARS_MAX {
+        let cut: String = msg.chars().take(MESSAGE_CHARS_MAX).collect();
+        return format!("{cut}...");
+    }
     msg.to_owned()
 }
