@@ -741,33 +741,6 @@ function P.lookup(defs, name)
   if type(f) == "function" then return f end
 end
 
--- Runs a callback; returns ok, message-or-results.
-local function describe(e)
-  if type(e) == "string" then return e end
-  if core.exhausted() then return BUDGET_MSG end
-  local te = type(e)
-  if te == "table" or te == "userdata" then
-    local ok, s = raw_pcall(raw_tostring, e)
-    if ok and type(s) == "string" and not sfind(s, "^%a+: 0x%x+$") and not sfind(s, "^%a+: %x+$") then
-      return s
-    end
-    return "(error object is a " .. te .. " value)"
-  end
-  return raw_tostring(e)
-end
-
-local function message_handler(e)
-  local ok, msg = raw_pcall(describe, e)
-  if not ok or type(msg) ~= "string" then msg = "(error object could not be described)" end
-  if #msg > 2000 then msg = ssub(msg, 1, 2000) .. "..." end
-  return msg
-end
-
-function P.invoke(f, ...)
-  return raw_xpcall(f, message_handler, ...)
-end
-
--- A guard call: proxies are built here, in one trip from the host.
 -- Guard arguments are proxies reused across calls (they are read-only, and
 -- every use of an entity proxy re-checks its handle against the live entity,
 -- so reuse can never reach a different entity).

@@ -272,3 +272,49 @@ fn a_missing_actions_file_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope.jsonl"));
 }
+
+#[test]
+fn every_example_runs_with_and_without_its_actions() {
+    let mut games = 0;
+    for entry in std::fs::read_dir(root().join("examples"))
+        .expect("examples folder")
+        .flatten()
+    {
+        let dir = entry.path();
+        if !dir.join("game.json").is_file() {
+            continue;
+        }
+        games += 1;
+        let game = dir.to_str().unwrap_or_default().to_owned();
+        let out = run(&["run", &game], b"");
+        assert!(
+            out.status.success(),
+            "{game}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_no_panic(&out);
+        let actions = dir.join("actions.jsonl");
+        if actions.is_file() {
+            let out = run(
+                &[
+                    "run",
+                    &game,
+                    "--actions",
+                    actions.to_str().unwrap_or_default(),
+                ],
+                b"",
+            );
+            assert!(
+                out.status.success(),
+                "{game}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let errors: Vec<_> = events(&out)
+                .into_iter()
+                .filter(|e| e["type"] == "script.error")
+                .collect();
+            assert!(errors.is_empty(), "{game}: {errors:?}");
+        }
+    }
+    assert!(games >= 2, "expected the example games, found {games}");
+}
