@@ -260,6 +260,12 @@ registry! {
     ButtonPress => "button.press", player: Always, script: false, system: false;
     TextSet => "text.set", player: Never, script: true, system: false;
     SnapAttach => "snap.attach", player: Never, script: true, system: false;
+    PromptCreate => "prompt.create", player: Never, script: true, system: false;
+    PromptCancel => "prompt.cancel", player: Never, script: true, system: true;
+    PromptRespond => "prompt.respond", player: Always, script: false, system: false;
+    TimerRegister => "timer.register", player: Never, script: true, system: false;
+    TimerCancel => "timer.cancel", player: Never, script: true, system: false;
+    TimerFire => "system.timer_fire", player: Never, script: false, system: true;
 }
 
 impl Sources {

@@ -232,6 +232,76 @@ pub enum EventKind {
         /// New value.
         value: String,
     },
+    /// `prompt.created`
+    PromptCreated {
+        /// Prompt.
+        prompt_id: Id,
+        /// Who must answer.
+        player_id: Id,
+        /// `choice`, `confirm` or `number`.
+        kind: String,
+        /// The question.
+        title: String,
+        /// Choices (choice prompts), else null.
+        choices: Value,
+        /// Lower bound (number prompts), else null.
+        min: Value,
+        /// Upper bound (number prompts), else null.
+        max: Value,
+        /// Step (number prompts), else null.
+        step: Value,
+        /// The default answer, or null.
+        default: Value,
+    },
+    /// `prompt.responded`
+    PromptResponded {
+        /// Prompt.
+        prompt_id: Id,
+        /// Who answered.
+        player_id: Id,
+        /// The answer.
+        response: Value,
+    },
+    /// `prompt.canceled`
+    PromptCanceled {
+        /// Prompt.
+        prompt_id: Id,
+        /// Who it was for.
+        player_id: Id,
+    },
+    /// `timer.registered`
+    TimerRegistered {
+        /// Timer.
+        timer_id: Id,
+        /// Delay in milliseconds.
+        delay: f64,
+        /// Callback name.
+        callback: String,
+        /// Owning script.
+        script_id: String,
+        /// Owning binding.
+        binding_id: String,
+        /// Entity of an entity binding, if any.
+        entity_id: Option<String>,
+    },
+    /// `timer.canceled`
+    TimerCanceled {
+        /// Timer.
+        timer_id: Id,
+    },
+    /// `timer.fired`
+    TimerFired {
+        /// Timer.
+        timer_id: Id,
+        /// Callback name.
+        callback: String,
+        /// Owning script.
+        script_id: String,
+        /// Owning binding.
+        binding_id: String,
+        /// Entity of an entity binding, if any.
+        entity_id: Option<String>,
+    },
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected {
         /// The action's type, when one could be read.
@@ -275,6 +345,12 @@ impl EventKind {
             EventKind::CounterChanged { .. } => "counter.changed",
             EventKind::ButtonPressed { .. } => "button.pressed",
             EventKind::TextChanged { .. } => "text.changed",
+            EventKind::PromptCreated { .. } => "prompt.created",
+            EventKind::PromptResponded { .. } => "prompt.responded",
+            EventKind::PromptCanceled { .. } => "prompt.canceled",
+            EventKind::TimerRegistered { .. } => "timer.registered",
+            EventKind::TimerCanceled { .. } => "timer.canceled",
+            EventKind::TimerFired { .. } => "timer.fired",
             EventKind::ActionRejected { .. } => "action.rejected",
             EventKind::ScriptError { .. } => "script.error",
         }
@@ -454,6 +530,72 @@ impl EventKind {
             EventKind::TextChanged { entity_id, value } => {
                 f("entityId", Str(entity_id));
                 f("value", Str(value));
+            }
+            EventKind::PromptCreated {
+                prompt_id,
+                player_id,
+                kind,
+                title,
+                choices,
+                min,
+                max,
+                step,
+                default,
+            } => {
+                f("promptId", Str(prompt_id));
+                f("playerId", Str(player_id));
+                f("kind", Str(kind));
+                f("title", Str(title));
+                f("choices", Field::Value(choices));
+                f("min", Field::Value(min));
+                f("max", Field::Value(max));
+                f("step", Field::Value(step));
+                f("default", Field::Value(default));
+            }
+            EventKind::PromptResponded {
+                prompt_id,
+                player_id,
+                response,
+            } => {
+                f("promptId", Str(prompt_id));
+                f("playerId", Str(player_id));
+                f("response", Field::Value(response));
+            }
+            EventKind::PromptCanceled {
+                prompt_id,
+                player_id,
+            } => {
+                f("promptId", Str(prompt_id));
+                f("playerId", Str(player_id));
+            }
+            EventKind::TimerRegistered {
+                timer_id,
+                delay,
+                callback,
+                script_id,
+                binding_id,
+                entity_id,
+            } => {
+                f("timerId", Str(timer_id));
+                f("delay", Num(*delay));
+                f("callback", Str(callback));
+                f("scriptId", Str(script_id));
+                f("bindingId", Str(binding_id));
+                f("entityId", entity_id.as_deref().map_or(Field::Null, Str));
+            }
+            EventKind::TimerCanceled { timer_id } => f("timerId", Str(timer_id)),
+            EventKind::TimerFired {
+                timer_id,
+                callback,
+                script_id,
+                binding_id,
+                entity_id,
+            } => {
+                f("timerId", Str(timer_id));
+                f("callback", Str(callback));
+                f("scriptId", Str(script_id));
+                f("bindingId", Str(binding_id));
+                f("entityId", entity_id.as_deref().map_or(Field::Null, Str));
             }
             EventKind::ActionRejected {
                 action_type,

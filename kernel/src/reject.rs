@@ -86,6 +86,23 @@ pub enum RejectCode {
     NonFiniteResult,
     /// A text value is longer than 4,096 UTF-8 bytes.
     TextTooLong,
+    /// `prompt.create` with the id of an existing prompt.
+    PromptExists,
+    /// The payload names a prompt that does not exist.
+    PromptNotFound,
+    /// The prompt was already answered or canceled.
+    PromptClosed,
+    /// A response from a player the prompt is not for.
+    WrongPlayer,
+    /// A response that does not fit the prompt (not a choice, not a boolean,
+    /// outside min/max or off the step grid).
+    InvalidResponse,
+    /// `timer.register` with the id of an existing timer.
+    TimerExists,
+    /// The payload names a timer that does not exist.
+    TimerNotFound,
+    /// The timer already fired or was canceled.
+    TimerNotScheduled,
     /// A creator guard (`can_grab`, `can_flip`, `can_press`, …) said no.
     GuardDenied,
     /// An event cascade exceeded the kernel's depth or subcommand bound.
@@ -135,6 +152,14 @@ impl RejectCode {
             RejectCode::InvalidFaces => "invalid_faces",
             RejectCode::NonFiniteResult => "non_finite_result",
             RejectCode::TextTooLong => "text_too_long",
+            RejectCode::PromptExists => "prompt_exists",
+            RejectCode::PromptNotFound => "prompt_not_found",
+            RejectCode::PromptClosed => "prompt_closed",
+            RejectCode::WrongPlayer => "wrong_player",
+            RejectCode::InvalidResponse => "invalid_response",
+            RejectCode::TimerExists => "timer_exists",
+            RejectCode::TimerNotFound => "timer_not_found",
+            RejectCode::TimerNotScheduled => "timer_not_scheduled",
             RejectCode::GuardDenied => "guard_denied",
             RejectCode::CascadeLimit => "cascade_limit",
             RejectCode::ScriptError => "script_error",

@@ -251,18 +251,47 @@ pub struct Stack {
     pub items: Vec<Id>,
 }
 
-/// A prompt (created by scripts, answered by players).
+/// A prompt (created by scripts, answered by players): its canonical record
+/// `{kind, playerId, title, choices, min, max, step, default, status,
+/// response}` (absent options are `null`; status `open`, `resolved` or
+/// `canceled`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
-    /// Full canonical record (kind, playerId, title, choices, status, …).
+    /// The canonical record.
     pub record: BTreeMap<String, Value>,
 }
 
-/// A one-shot timer.
+/// A one-shot timer: its canonical record `{delay, callback, scriptId,
+/// bindingId, entityId, status}` (status `scheduled`, `fired` or
+/// `canceled`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timer {
-    /// Full canonical record (delay, callback, scriptId, bindingId, status, …).
+    /// The canonical record.
     pub record: BTreeMap<String, Value>,
+}
+
+impl Prompt {
+    /// A field of the record (`Null` when absent).
+    pub fn get(&self, key: &str) -> &Value {
+        self.record.get(key).unwrap_or(&Value::Null)
+    }
+
+    /// Whether the prompt still waits for its answer.
+    pub fn is_open(&self) -> bool {
+        self.get("status") == &Value::from("open")
+    }
+}
+
+impl Timer {
+    /// A field of the record (`Null` when absent).
+    pub fn get(&self, key: &str) -> &Value {
+        self.record.get(key).unwrap_or(&Value::Null)
+    }
+
+    /// Whether the timer is still waiting to fire.
+    pub fn is_scheduled(&self) -> bool {
+        self.get("status") == &Value::from("scheduled")
+    }
 }
 
 /// The whole canonical state of a room.

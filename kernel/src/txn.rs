@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::kernel::Limits;
 use crate::rng::Rng;
-use crate::state::{Entity, EntityKey, Id, Placement, Player, Stack, State};
+use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
 use crate::value::Value;
 
@@ -26,6 +26,8 @@ enum Undo {
     Transform(EntityKey, Option<Transform>),
     Placement(EntityKey, Placement),
     Stack(Id, Option<Stack>),
+    Prompt(Id, Option<Prompt>),
+    Timer(Id, Option<Timer>),
     /// A zone gained (`true`) or lost (`false`) this member.
     ZoneMember(EntityKey, Id, bool),
     Player(Id, Option<Player>),
@@ -167,6 +169,18 @@ impl<'s> Txn<'s> {
                         set_member(&mut z.members, &id, !added);
                     }
                 }
+                Undo::Prompt(id, prev) => {
+                    match prev {
+                        Some(p) => st.prompts.insert(id, p),
+                        None => st.prompts.remove(&id),
+                    };
+                }
+                Undo::Timer(id, prev) => {
+                    match prev {
+                        Some(t) => st.timers.insert(id, t),
+                        None => st.timers.remove(&id),
+                    };
+                }
                 Undo::Stack(id, prev) => {
                     match prev {
                         Some(s) => st.stacks.insert(id, s),
@@ -290,6 +304,18 @@ impl<'s> Txn<'s> {
                 self.undo.push(Undo::ZoneMember(zone, id.clone(), inside));
             }
         }
+    }
+
+    /// Creates or replaces a prompt record.
+    pub(crate) fn set_prompt(&mut self, id: Id, prompt: Prompt) {
+        let prev = self.state.prompts.insert(id.clone(), prompt);
+        self.undo.push(Undo::Prompt(id, prev));
+    }
+
+    /// Creates or replaces a timer record.
+    pub(crate) fn set_timer(&mut self, id: Id, timer: Timer) {
+        let prev = self.state.timers.insert(id.clone(), timer);
+        self.undo.push(Undo::Timer(id, prev));
     }
 
     /// Creates, replaces (`Some`) or deletes (`None`) a stack record.

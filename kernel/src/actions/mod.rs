@@ -8,10 +8,12 @@ pub(crate) mod counter;
 pub(crate) mod deck;
 pub(crate) mod die;
 pub(crate) mod entity;
+pub(crate) mod prompt;
 pub(crate) mod snap;
 pub(crate) mod stack;
 pub(crate) mod system;
 pub mod text;
+pub(crate) mod timer;
 
 use crate::action::{Action, ActionType};
 use crate::host::{GuardKind, GuardRequest, ScriptHost, Verdict};
@@ -45,6 +47,12 @@ pub(crate) fn apply(
         ActionType::StackDissolve => stack::dissolve(txn, action)?,
         ActionType::StackRemoveTop => stack::remove_top(txn, action)?,
         ActionType::SnapAttach => snap::attach(txn, action)?,
+        ActionType::PromptCreate => prompt::create(txn, action)?,
+        ActionType::PromptCancel => prompt::cancel(txn, action)?,
+        ActionType::PromptRespond => prompt::respond(txn, action)?,
+        ActionType::TimerRegister => timer::register(txn, action)?,
+        ActionType::TimerCancel => timer::cancel(txn, action)?,
+        ActionType::TimerFire => timer::fire(txn, action)?,
         ActionType::DeckShuffle => deck::shuffle(txn, action)?,
         ActionType::DeckDrawToContainer => deck::draw_to_container(txn, action)?,
         ActionType::DieRoll => die::roll(txn, action)?,

@@ -1,0 +1,128 @@
+//! timer.register, timer.cancel, system.timer_fire.
+
+use std::collections::BTreeMap;
+
+use crate::action::Action;
+use crate::event::EventKind;
+use crate::payload::Payload;
+use crate::reject::{reject, RejectCode, Rejection};
+use crate::state::{Id, Timer};
+use crate::txn::Txn;
+use crate::value::Value;
+
+fn text(t: &Timer, key: &str) -> String {
+    match t.get(key) {
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// A new id, a positive finite delay, non-empty callback/script/binding.
+pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(
+        &action.payload,
+        &[
+            "timerId",
+            "delay",
+            "callback",
+            "scriptId",
+            "bindingId",
+            "entityId",
+        ],
+    )?;
+    let timer_id = p.id("timerId")?;
+    let delay = p.num("delay")?;
+    let callback = p.id("callback")?;
+    let script_id = p.id("scriptId")?;
+    let binding_id = p.id("bindingId")?;
+    let entity_id = match p.opt("entityId") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(_) => Some(p.str("entityId")?),
+    };
+    if delay <= 0.0 {
+        return reject(
+            RejectCode::InvalidValue,
+            format!("payload.delay must be positive, got {delay}"),
+        );
+    }
+    if txn.state().timers.contains_key(timer_id) {
+        return reject(
+            RejectCode::TimerExists,
+            format!("timer \"{timer_id}\" already exists"),
+        );
+    }
+    let mut record = BTreeMap::new();
+    for (k, v) in [
+        ("delay", Value::Number(delay)),
+        ("callback", Value::from(callback)),
+        ("scriptId", Value::from(script_id)),
+        ("bindingId", Value::from(binding_id)),
+        ("entityId", Value::from(entity_id)),
+        ("status", Value::from("scheduled")),
+    ] {
+        record.insert(k.to_owned(), v);
+    }
+    let id = Id::from(timer_id);
+    txn.set_timer(id.clone(), Timer { record });
+    txn.emit(EventKind::TimerRegistered {
+        timer_id: id,
+        delay,
+        callback: callback.to_owned(),
+        script_id: script_id.to_owned(),
+        binding_id: binding_id.to_owned(),
+        entity_id: entity_id.map(str::to_owned),
+    });
+    Ok(())
+}
+
+fn scheduled(txn: &Txn<'_>, p: &Payload<'_>) -> Result<(Id, Timer), Rejection> {
+    let id = p.str("timerId")?;
+    let Some((tid, timer)) = txn.state().timers.get_key_value(id) else {
+        return reject(RejectCode::TimerNotFound, format!("no timer \"{id}\""));
+    };
+    if !timer.is_scheduled() {
+        return reject(
+            RejectCode::TimerNotScheduled,
+            format!("timer \"{id}\" already {}", text(timer, "status")),
+        );
+    }
+    Ok((tid.clone(), timer.clone()))
+}
+
+/// A scheduled timer becomes canceled.
+pub(crate) fn cancel(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["timerId"])?;
+    let (id, mut timer) = scheduled(txn, &p)?;
+    timer
+        .record
+        .insert("status".into(), Value::from("canceled"));
+    txn.set_timer(id.clone(), timer);
+    txn.emit(EventKind::TimerCanceled { timer_id: id });
+    Ok(())
+}
+
+/// A scheduled timer is marked fired before `timer.fired` is emitted with
+/// its callback and binding identity.
+pub(crate) fn fire(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["timerId"])?;
+    let (id, mut timer) = scheduled(txn, &p)?;
+    let entity = match timer.get("entityId") {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    let (callback, script_id, binding_id) = (
+        text(&timer, "callback"),
+        text(&timer, "scriptId"),
+        text(&timer, "bindingId"),
+    );
+    timer.record.insert("status".into(), Value::from("fired"));
+    txn.set_timer(id.clone(), timer);
+    txn.emit(EventKind::TimerFired {
+        timer_id: id,
+        callback,
+        script_id,
+        binding_id,
+        entity_id: entity,
+    });
+    Ok(())
+}
