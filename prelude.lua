@@ -647,6 +647,73 @@ local function storage_node(script_id, path)
 end
 
 ----------------------------------------------------------------------------
+-- ui and timer: prompts and one-shot timers whose callbacks are stored by
+-- name (with the binding) in canonical state, so a response or a fire
+-- reaches the right function after a replay or a hot reload.
+----------------------------------------------------------------------------
+
+local function remember(kind, id, record)
+  local ok, err, k = K("runtime_set", kind, id, record)
+  if not ok then fail(k or "runtime", err, 3) end
+end
+
+local function callback_name(opts, what)
+  local cb = opts.callback
+  if cb ~= nil and type(cb) ~= "string" then
+    error(what .. ": opts.callback must be the name of a function (a string)", 3)
+  end
+  return cb
+end
+
+local function make_ui(spec)
+  local ui = {}
+  local function create(kind, player, title, opts, extra)
+    opts = opts or {}
+    local id = opts.id or K("next_id", "prompt")
+    local payload = { id = id, kind = kind, playerId = id_of(player, "a player"), title = title, default = opts.default }
+    for k, v in next, extra do payload[k] = v end
+    submit("prompt.create", payload)
+    local cb = callback_name(opts, "ui:" .. kind)
+    if cb then remember("prompt", id, { callback = cb, script = spec.script, binding = spec.binding }) end
+    return id
+  end
+  function ui:prompt(player, title, choices, opts)
+    return create("choice", player, title, opts, { choices = choices })
+  end
+  function ui:confirm(player, title, opts)
+    return create("confirm", player, title, opts, {})
+  end
+  function ui:number_prompt(player, title, opts)
+    opts = opts or {}
+    return create("number", player, title, opts, { min = opts.min, max = opts.max, step = opts.step or 1 })
+  end
+  function ui:cancel(id)
+    submit("prompt.cancel", { promptId = id })
+  end
+  return raw_setmetatable({}, { __metatable = PROXY, __index = ui,
+    __newindex = function() fail("sandbox", "ui is read-only", 2) end })
+end
+
+local function make_timer(spec)
+  local t = {}
+  function t.after(ms, callback, data)
+    if type(callback) ~= "string" then
+      error("timer.after(ms, \"callback\", data): the callback is a function name (a string)", 2)
+    end
+    local id = K("next_id", "timer")
+    submit("timer.register", { timerId = id, delay = ms, callback = callback, scriptId = spec.script,
+      bindingId = spec.binding, entityId = spec.entity_id })
+    if data ~= nil then remember("timer", id, { data = data }) end
+    return id
+  end
+  function t.cancel(id)
+    submit("timer.cancel", { timerId = id })
+  end
+  return raw_setmetatable({}, { __metatable = PROXY, __index = t,
+    __newindex = function() fail("sandbox", "timer is read-only", 2) end })
+end
+
+----------------------------------------------------------------------------
 -- Environments
 ----------------------------------------------------------------------------
 
@@ -677,6 +744,8 @@ function P.new_env(spec)
     game = GAME,
     random = random,
     storage = storage_node(script_id, {}),
+    ui = make_ui(spec),
+    timer = make_timer(spec),
     print = function(...)
       local n = select("#", ...)
       local parts = {}
@@ -794,6 +863,14 @@ function P.handle(f, event_type, seq, action_id, n, ...)
   local ev = { type = event_type, seq = seq, actionId = action_id, data = data }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
   return f(ev)
+end
+
+-- A stored callback: a prompt's answer or a timer's data first, then the
+-- event.
+function P.callback(f, value, event_type, seq, action_id, n, ...)
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = fill({}, ...) }
+  if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
+  return f(value, ev)
 end
 
 P.player_proxy = player_proxy

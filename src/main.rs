@@ -53,6 +53,14 @@ struct RunArgs {
     /// Write the final canonical state (RFC 8785 JSON) to this file.
     #[arg(long)]
     state_out: Option<PathBuf>,
+    /// Also write a replayable record: each processed action (with its `at`)
+    /// and the state hash after it, one JSON object a line.
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Most timers fired after the input ends (a game that re-arms timers
+    /// forever stops here).
+    #[arg(long, default_value_t = room::END_FIRES_MAX)]
+    max_end_fires: u64,
     /// Lua instructions one action may run (overrides game.json limits).
     #[arg(long)]
     instructions_max: Option<u64>,
@@ -104,6 +112,14 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         )
     };
     let mut room = Room::new(state, host);
+    room.fires_max = args.max_end_fires;
+    if let Some(path) = &args.record {
+        let file = File::create(path).map_err(|e| CliError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        room.record_to(Box::new(BufWriter::new(file)));
+    }
     let mut sink = open_events(&args.events)?;
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {
@@ -137,7 +153,9 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
                 .map_err(io_err)?;
         }
     }
+    room.fire_due(None, &mut sink).map_err(io_err)?;
     sink.flush().map_err(io_err)?;
+    room.flush_record().map_err(io_err)?;
     if let Some(path) = &args.state_out {
         std::fs::write(path, room.kernel().state().canonical_json()).map_err(|e| CliError::Io {
             path: path.clone(),

@@ -116,6 +116,12 @@ impl Package {
             let id = nonempty(obj.get("id")).ok_or_else(|| {
                 self.field_error(&format!("{path}.id"), "must be a non-empty string")
             })?;
+            if id.starts_with('@') {
+                return Err(self.field_error(
+                    &format!("{path}.id"),
+                    "script ids may not start with @ (reserved for the runtime)",
+                ));
+            }
             if out.iter().any(|o| o.id == id) {
                 return Err(self.field_error(
                     &format!("{path}.id"),

@@ -1,25 +1,46 @@
-//! The headless room host: seats players, feeds ordered actions to the
-//! kernel, and streams events out as JSONL.
+//! The headless room host: seats players, keeps the virtual clock, delivers
+//! due timers, feeds ordered actions to the kernel, and streams events (and
+//! optionally a replayable record) out as JSONL.
+//!
+//! Time: every action may carry `at` (integer milliseconds of virtual room
+//! time). The clock is the largest `at` seen; an action without `at` happens
+//! at the current clock (and is recorded with it). A timer registered while
+//! the clock reads `c` with delay `d` is due at `c + ceil(d)`. Before an
+//! action whose `at` is later than a due time, the host sequences one
+//! `system.timer_fire` per due timer, in due-time order then timer id, each
+//! at its due time. At the end of the input every pending timer fires the
+//! same way (bounded by `fires_max`), so a game that runs on timers alone
+//! plays to the end. The host never waits in real time.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 
 use digipology_kernel::{
-    Action, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, Source, State,
+    EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State,
 };
 use digipology_lua::LuaHost;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
+
+/// Default bound on timer fires after the input ends.
+pub const END_FIRES_MAX: u64 = 10_000;
 
 /// A running room.
 pub struct Room {
     kernel: Kernel,
     scripts: Option<Box<LuaHost>>,
     no_scripts: NoScripts,
+    clock: i64,
+    due: BTreeSet<(i64, String)>,
+    due_of: BTreeMap<String, i64>,
+    record: Option<Box<dyn Write>>,
     /// Actions processed so far.
     pub processed: u64,
     /// Of those, rejected.
     pub rejected: u64,
+    /// Most timer fires after the end of the input.
+    pub fires_max: u64,
 }
 
 impl Room {
@@ -29,9 +50,20 @@ impl Room {
             kernel: Kernel::new(state),
             scripts: scripts.map(Box::new),
             no_scripts: NoScripts,
+            clock: 0,
+            due: BTreeSet::new(),
+            due_of: BTreeMap::new(),
+            record: None,
             processed: 0,
             rejected: 0,
+            fires_max: END_FIRES_MAX,
         }
+    }
+
+    /// Also writes every processed action, with the state hash after it,
+    /// to `out` (one JSON object a line: `{"seq", "action", "hash"}`).
+    pub fn record_to(&mut self, out: Box<dyn Write>) {
+        self.record = Some(out);
     }
 
     /// The kernel and the script host, borrowed together.
@@ -44,10 +76,7 @@ impl Room {
 
     /// Script `print` output since the last call (not canonical).
     pub fn take_log(&mut self) -> Vec<String> {
-        self.scripts
-            .as_ref()
-            .map(|h| h.take_log())
-            .unwrap_or_default()
+        self.scripts.as_ref().map(|h| h.take_log()).unwrap_or_default()
     }
 
     /// The kernel (state, hash).
@@ -55,7 +84,8 @@ impl Room {
         &self.kernel
     }
 
-    fn record(&mut self, out: Outcome, events: &mut dyn Write) -> std::io::Result<()> {
+
+    fn finish(&mut self, out: Outcome, action: Value, events: &mut dyn Write) -> std::io::Result<()> {
         for line in self.take_log() {
             eprintln!("{line}");
         }
@@ -66,18 +96,87 @@ impl Room {
         for e in &out.events {
             events.write_all(e.to_json_line().as_bytes())?;
             events.write_all(b"\n")?;
+            self.track_timer(&e.kind);
+        }
+        if let Some(rec) = &mut self.record {
+            let line = json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash()});
+            rec.write_all(line.to_string().as_bytes())?;
+            rec.write_all(b"\n")?;
         }
         Ok(())
     }
 
-    /// Processes one action built by the host.
+    fn track_timer(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::TimerRegistered { timer_id, delay, .. } => {
+                let due = self.clock.saturating_add(delay.ceil().min(9.0e15) as i64);
+                self.due_of.insert(timer_id.to_string(), due);
+                self.due.insert((due, timer_id.to_string()));
+            }
+            EventKind::TimerFired { timer_id, .. } | EventKind::TimerCanceled { timer_id } => {
+                if let Some(due) = self.due_of.remove(&**timer_id) {
+                    self.due.remove(&(due, timer_id.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Processes one action given as JSON: advances the clock to its `at`
+    /// (firing timers due before it), stamps it with the clock when it has
+    /// no `at`, and runs it.
     ///
     /// # Errors
-    /// Writing events failed.
-    pub fn submit(&mut self, action: &Action, events: &mut dyn Write) -> std::io::Result<()> {
+    /// Writing events or the record failed.
+    pub fn submit_json(&mut self, mut action: Value, events: &mut dyn Write) -> std::io::Result<()> {
+        match action.get("at").and_then(Value::as_i64) {
+            Some(at) if at > self.clock => {
+                self.fire_due(Some(at), events)?;
+                self.clock = at;
+            }
+            Some(_) => {}
+            None => {
+                if let Some(obj) = action.as_object_mut() {
+                    if !obj.contains_key("at") {
+                        obj.insert("at".into(), json!(self.clock));
+                    }
+                }
+            }
+        }
         let (kernel, host) = self.parts();
-        let out = kernel.process(action, host);
-        self.record(out, events)
+        let out = kernel.process_json(&action, host);
+        self.finish(out, action, events)
+    }
+
+    /// Fires, in due-time then id order, every timer due before `before`
+    /// (every pending timer when `None`, at most `fires_max` of them).
+    ///
+    /// # Errors
+    /// Writing events or the record failed.
+    pub fn fire_due(&mut self, before: Option<i64>, events: &mut dyn Write) -> std::io::Result<()> {
+        let mut fired = 0u64;
+        while let Some((due, id)) = self.due.first().cloned() {
+            if before.is_some_and(|b| due >= b) {
+                break;
+            }
+            if before.is_none() {
+                if fired >= self.fires_max {
+                    eprintln!(
+                        "digipology: stopped after {fired} timer fires at the end of the input ({} still pending)",
+                        self.due.len()
+                    );
+                    break;
+                }
+                fired += 1;
+            }
+            self.due.remove(&(due, id.clone()));
+            self.due_of.remove(&id);
+            self.clock = self.clock.max(due);
+            let action = json!({"type": "system.timer_fire", "source": {"kind": "system"},
+                                "payload": {"timerId": id}, "at": due});
+            self.submit_json(action, events)?;
+        }
+        Ok(())
     }
 
     /// Processes one raw input line (bytes, maybe not UTF-8).
@@ -85,31 +184,22 @@ impl Room {
     /// # Errors
     /// Writing events failed.
     pub fn submit_line(&mut self, line: &Line, events: &mut dyn Write) -> std::io::Result<()> {
-        let out = match line {
-            Line::TooLong(len) => self.kernel.reject_input(
-                None,
-                None,
-                Rejection::new(
-                    RejectCode::MalformedAction,
-                    format!("line of {len} bytes exceeds the {LINE_BYTES_MAX}-byte limit"),
-                ),
-            ),
-            Line::Bytes(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => {
-                    let (kernel, host) = self.parts();
-                    kernel.process_line(text, host)
-                }
-                Err(e) => self.kernel.reject_input(
-                    None,
-                    None,
-                    Rejection::new(
-                        RejectCode::MalformedAction,
-                        format!("line is not UTF-8: {e}"),
-                    ),
-                ),
-            },
+        let text = match line {
+            Line::TooLong(len) => Err(format!("line of {len} bytes exceeds the {LINE_BYTES_MAX}-byte limit")),
+            Line::Bytes(bytes) => std::str::from_utf8(bytes).map_err(|e| format!("line is not UTF-8: {e}")),
         };
-        self.record(out, events)
+        let (value, raw) = match text {
+            Ok(t) => (serde_json::from_str::<Value>(t).map_err(|e| format!("not valid JSON: {e}")), t.to_owned()),
+            Err(m) => (Err(m), String::new()),
+        };
+        match value {
+            Ok(v) => self.submit_json(v, events),
+            Err(message) => {
+                let out = self.kernel.reject_input(None, None, Rejection::new(RejectCode::MalformedAction, message));
+                let raw = if raw.len() > 4096 { String::new() } else { raw };
+                self.finish(out, json!({"raw": raw}), events)
+            }
+        }
     }
 
     /// `system.game_start` with the manifest's settings.
@@ -117,7 +207,7 @@ impl Room {
     /// # Errors
     /// Writing events failed.
     pub fn start(&mut self, events: &mut dyn Write) -> std::io::Result<()> {
-        self.submit(&system("system.game_start", json!({})), events)
+        self.submit_json(system("system.game_start", json!({})), events)
     }
 
     /// Joins each player and seats them in seat order (extra players stay
@@ -125,28 +215,20 @@ impl Room {
     ///
     /// # Errors
     /// Writing events failed.
-    pub fn seat_players(
-        &mut self,
-        players: &[String],
-        seats: &[String],
-        events: &mut dyn Write,
-    ) -> std::io::Result<()> {
+    pub fn seat_players(&mut self, players: &[String], seats: &[String], events: &mut dyn Write) -> std::io::Result<()> {
         for (i, p) in players.iter().enumerate() {
-            self.submit(
-                &system("system.player_joined", json!({ "playerId": p })),
-                events,
-            )?;
+            self.submit_json(system("system.player_joined", json!({ "playerId": p })), events)?;
             if let Some(seat) = seats.get(i) {
                 let payload = json!({ "playerId": p, "seatId": seat });
-                self.submit(&system("system.seat_assign", payload), events)?;
+                self.submit_json(system("system.seat_assign", payload), events)?;
             }
         }
         Ok(())
     }
 
     /// Processes every line of `input`; blank lines are skipped. When the
-    /// first action is itself `system.game_start`, `start_if_missing` is not
-    /// needed and the host does not inject one.
+    /// first action is itself `system.game_start`, `before_first` is told so
+    /// the host does not inject one.
     ///
     /// # Errors
     /// Reading input or writing events failed.
@@ -175,20 +257,27 @@ impl Room {
         }
         Ok(())
     }
+
+    /// Flushes the record, if any.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn flush_record(&mut self) -> std::io::Result<()> {
+        match &mut self.record {
+            Some(r) => r.flush(),
+            None => Ok(()),
+        }
+    }
 }
 
-fn system(action_type: &str, payload: serde_json::Value) -> Action {
-    Action::new(action_type, Source::System, payload)
+fn system(action_type: &str, payload: Value) -> Value {
+    json!({"type": action_type, "source": {"kind": "system"}, "payload": payload})
 }
 
 fn starts_game(line: &Line) -> bool {
     let Line::Bytes(b) = line else { return false };
-    serde_json::from_slice::<serde_json::Value>(b)
+    serde_json::from_slice::<Value>(b)
         .ok()
-        .and_then(|v| {
-            v.get("type")
-                .and_then(|t| t.as_str())
-                .map(|t| t == "system.game_start")
-        })
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "system.game_start"))
         .unwrap_or(false)
 }

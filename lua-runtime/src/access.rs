@@ -12,6 +12,11 @@ use slotmap::{Key, KeyData};
 use crate::convert::{number, to_json, to_lua, to_value};
 use crate::host::Shared;
 
+/// The storage entry the runtime keeps its own records in (prompt
+/// callbacks, timer data). Scripts write only their own storage, and
+/// script ids may not start with `@`.
+pub const RUNTIME_STORAGE: &str = "@runtime";
+
 /// What a callback may do.
 pub enum Access<'a, 'b, 'c> {
     /// A guard: read-only.
@@ -215,6 +220,14 @@ impl Call<'_, '_, '_> {
                 ret(LuaValue::Table(t))
             }
             "storage_set" => self.storage_set(lua, &args),
+            "next_id" => {
+                // Deterministic ids: prefix, the action's sequence, and a
+                // counter that restarts with every transaction.
+                let prefix = arg_str(&args, 1).unwrap_or_else(|| "id".into());
+                let n = self.shared.next_id();
+                ret(LuaValue::String(lua.create_string(format!("{prefix}_{}_{n}", self.seq))?))
+            }
+            "runtime_set" => self.runtime_set(lua, &args),
             "submit" => self.submit(lua, &args),
             "random_below" | "random_float" => {
                 if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
@@ -379,6 +392,37 @@ impl Call<'_, '_, '_> {
             let empty = matches!(&root, Value::Object(o) if o.is_empty());
             ctx.set_storage(&script, if empty { None } else { Some(root) });
         }
+        ok_true()
+    }
+
+    /// Stores a prompt's callback or a timer's data in the runtime's own
+    /// canonical storage (`storage["@runtime"]`).
+    fn runtime_set(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        if let Some((msg, kind)) = self.write_refusal("create prompts or timers") {
+            return refusal(lua, &msg, kind);
+        }
+        let kind = match arg_str(args, 1).as_deref() {
+            Some("prompt") => "prompts",
+            Some("timer") => "timers",
+            _ => return refusal(lua, "unknown runtime record", "runtime"),
+        };
+        let id = arg_str(args, 2).unwrap_or_default();
+        let record = match to_value(&arg(args, 3)) {
+            Ok(v) => v,
+            Err(m) => return refusal(lua, &format!("cannot store this value: {m}"), "runtime"),
+        };
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
+        let mut root = match ctx.state().storage.get(RUNTIME_STORAGE) {
+            Some(Value::Object(o)) => o.clone(),
+            _ => BTreeMap::new(),
+        };
+        let section = root.entry(kind.to_owned()).or_insert_with(|| Value::Object(BTreeMap::new()));
+        if let Value::Object(map) = section {
+            map.insert(id, record);
+        }
+        ctx.set_storage(RUNTIME_STORAGE, Some(Value::Object(root)));
         ok_true()
     }
 

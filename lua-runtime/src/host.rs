@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use digipology_kernel::{
+    EventKind, Value,
     Event, GuardKind, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State,
     Verdict,
 };
@@ -16,7 +17,7 @@ use mlua::{
     Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue, VmState,
 };
 
-use crate::access::{Access, Call};
+use crate::access::{Access, Call, RUNTIME_STORAGE};
 use crate::convert::{number, to_lua};
 use crate::slot::Slot;
 use digipology_kernel::event::Field;
@@ -120,6 +121,7 @@ pub struct Shared {
     fail_kind: Cell<Option<ScriptErrorKind>>,
     doom: RefCell<Option<String>>,
     log: RefCell<Vec<String>>,
+    ids: Cell<u32>,
 }
 
 impl Shared {
@@ -136,6 +138,13 @@ impl Shared {
         if d.is_none() {
             *d = Some(msg.to_owned());
         }
+    }
+
+    /// The next number for a deterministic prompt/timer id.
+    pub fn next_id(&self) -> u32 {
+        let n = self.ids.get() + 1;
+        self.ids.set(n);
+        n
     }
 
     fn charge(&self, n: i64) -> bool {
@@ -172,6 +181,7 @@ pub struct LuaHost {
     strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
     guard_call: Function,
     handle_call: Function,
+    callback_call: Function,
     seq: u64,
     guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     handlers: FxHashMap<&'static str, Rc<HandlerList>>,
@@ -202,6 +212,7 @@ impl LuaHost {
             fail_kind: Cell::new(None),
             doom: RefCell::new(None),
             log: RefCell::new(Vec::new()),
+            ids: Cell::new(0),
         });
         let hook_shared = shared.clone();
         lua.set_global_hook(
@@ -258,6 +269,7 @@ impl LuaHost {
         let mut host = LuaHost {
             guard_call: get("guard")?,
             handle_call: get("handle")?,
+            callback_call: get("callback")?,
             lua,
             shared,
             limits,
@@ -275,12 +287,9 @@ impl LuaHost {
                 host.load_binding(&new_env, script, b, state)?;
             }
         }
-        host.has_handlers = host.bindings.iter().any(|b| {
-            b.defs
-                .pairs::<String, LuaValue>()
-                .filter_map(Result::ok)
-                .any(|(k, v)| k.starts_with("on_") && matches!(v, LuaValue::Function(_)))
-        });
+        // Stored prompt/timer callbacks can reach any binding, so any script
+        // means events are delivered.
+        host.has_handlers = !host.bindings.is_empty();
         Ok(host)
     }
 
@@ -573,6 +582,7 @@ impl ScriptHost for LuaHost {
         self.seq = seq;
         self.reset_budget();
         *self.shared.doom.borrow_mut() = None;
+        self.shared.ids.set(0);
     }
 
     fn guard(&mut self, state: &State, request: &GuardRequest<'_>) -> Verdict {
@@ -636,7 +646,18 @@ impl ScriptHost for LuaHost {
         Verdict::Allow
     }
 
-    fn on_event(
+    fn on_event(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+        self.on_event_handlers(ctx, event)?;
+        self.stored_callback(ctx, event)
+    }
+
+    fn wants_events(&self) -> bool {
+        self.has_handlers
+    }
+}
+
+impl LuaHost {
+    fn on_event_handlers(
         &mut self,
         ctx: &mut ScriptCtx<'_, '_>,
         event: &Event,
@@ -703,8 +724,87 @@ impl ScriptHost for LuaHost {
         Ok(())
     }
 
-    fn wants_events(&self) -> bool {
-        self.has_handlers
+
+    /// Delivers a prompt's answer or a timer's fire to the callback stored
+    /// by name with its binding; the stored record is then removed.
+    fn stored_callback(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+        let runtime = match ctx.state().storage.get(RUNTIME_STORAGE) {
+            Some(Value::Object(o)) => o.clone(),
+            _ => BTreeMap::new(),
+        };
+        let section = |name: &str, id: &str| match runtime.get(name) {
+            Some(Value::Object(m)) => m.get(id).cloned(),
+            _ => None,
+        };
+        let field = |v: &Value, k: &str| match v {
+            Value::Object(m) => m.get(k).cloned(),
+            _ => None,
+        };
+        let text = |v: Option<Value>| match v {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let (section_name, id, callback, script, binding, value) = match &event.kind {
+            EventKind::PromptResponded { prompt_id, response, .. } => {
+                let Some(rec) = section("prompts", prompt_id) else { return Ok(()) };
+                let (Some(cb), Some(sc), Some(bi)) =
+                    (text(field(&rec, "callback")), text(field(&rec, "script")), text(field(&rec, "binding")))
+                else {
+                    return Ok(());
+                };
+                ("prompts", prompt_id.to_string(), cb, sc, bi, response.clone())
+            }
+            EventKind::TimerFired { timer_id, callback, script_id, binding_id, .. } => {
+                let data = section("timers", timer_id).and_then(|r| field(&r, "data")).unwrap_or(Value::Null);
+                ("timers", timer_id.to_string(), callback.clone(), script_id.clone(), binding_id.clone(), data)
+            }
+            _ => return Ok(()),
+        };
+        let missing = |what: String| ScriptFailure {
+            script_id: script.clone(),
+            binding_id: binding.clone(),
+            function: callback.clone(),
+            line: None,
+            message: what,
+            kind: ScriptErrorKind::Runtime,
+        };
+        let Some(index) = self.bindings.iter().position(|b| b.script_id == script && b.binding_id == binding) else {
+            return Err(missing(format!(
+                "callback '{callback}': script \"{script}\" binding \"{binding}\" no longer exists"
+            )));
+        };
+        let Ok(LuaValue::Function(f)) = self.bindings[index].defs.raw_get::<LuaValue>(callback.as_str()) else {
+            return Err(missing(format!(
+                "callback '{callback}' no longer exists in script \"{script}\" (it was stored with this {})",
+                if section_name == "prompts" { "prompt" } else { "timer" }
+            )));
+        };
+        if section(section_name, &id).is_some() {
+            let mut root = runtime.clone();
+            if let Some(Value::Object(m)) = root.get_mut(section_name) {
+                m.remove(&id);
+            }
+            ctx.set_storage(RUNTIME_STORAGE, Some(Value::Object(root)));
+        }
+        let mut args = vec![to_lua(&self.lua, &value).map_err(|e| missing(e.to_string()))?];
+        args.extend(self.event_args(event).map_err(|e| missing(e.to_string()))?);
+        let n = args.len().saturating_sub(4) as i64;
+        args.insert(4, LuaValue::Integer(n));
+        let call = &self.callback_call;
+        let invoke = || {
+            let all: MultiValue = std::iter::once(LuaValue::Function(f.clone())).chain(args).collect();
+            call.call::<Ret>(all)
+        };
+        let b = &self.bindings[index];
+        let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
+        if let Err(e) = result {
+            return Err(self.failure(b, &callback, e));
+        }
+        if ctx.is_doomed() {
+            let msg = self.shared.doom.borrow().clone().unwrap_or_else(|| "a subcommand was rejected".into());
+            return Err(self.failure(b, &callback, (msg, None, ScriptErrorKind::Subcommand)));
+        }
+        Ok(())
     }
 }
 
