@@ -76,7 +76,10 @@ impl Room {
 
     /// Script `print` output since the last call (not canonical).
     pub fn take_log(&mut self) -> Vec<String> {
-        self.scripts.as_ref().map(|h| h.take_log()).unwrap_or_default()
+        self.scripts
+            .as_ref()
+            .map(|h| h.take_log())
+            .unwrap_or_default()
     }
 
     /// The kernel (state, hash).
@@ -84,8 +87,12 @@ impl Room {
         &self.kernel
     }
 
-
-    fn finish(&mut self, out: Outcome, action: Value, events: &mut dyn Write) -> std::io::Result<()> {
+    fn finish(
+        &mut self,
+        out: Outcome,
+        action: Value,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         for line in self.take_log() {
             eprintln!("{line}");
         }
@@ -108,7 +115,9 @@ impl Room {
 
     fn track_timer(&mut self, kind: &EventKind) {
         match kind {
-            EventKind::TimerRegistered { timer_id, delay, .. } => {
+            EventKind::TimerRegistered {
+                timer_id, delay, ..
+            } => {
                 let due = self.clock.saturating_add(delay.ceil().min(9.0e15) as i64);
                 self.due_of.insert(timer_id.to_string(), due);
                 self.due.insert((due, timer_id.to_string()));
@@ -128,7 +137,11 @@ impl Room {
     ///
     /// # Errors
     /// Writing events or the record failed.
-    pub fn submit_json(&mut self, mut action: Value, events: &mut dyn Write) -> std::io::Result<()> {
+    pub fn submit_json(
+        &mut self,
+        mut action: Value,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         match action.get("at").and_then(Value::as_i64) {
             Some(at) if at > self.clock => {
                 self.fire_due(Some(at), events)?;
@@ -185,17 +198,28 @@ impl Room {
     /// Writing events failed.
     pub fn submit_line(&mut self, line: &Line, events: &mut dyn Write) -> std::io::Result<()> {
         let text = match line {
-            Line::TooLong(len) => Err(format!("line of {len} bytes exceeds the {LINE_BYTES_MAX}-byte limit")),
-            Line::Bytes(bytes) => std::str::from_utf8(bytes).map_err(|e| format!("line is not UTF-8: {e}")),
+            Line::TooLong(len) => Err(format!(
+                "line of {len} bytes exceeds the {LINE_BYTES_MAX}-byte limit"
+            )),
+            Line::Bytes(bytes) => {
+                std::str::from_utf8(bytes).map_err(|e| format!("line is not UTF-8: {e}"))
+            }
         };
         let (value, raw) = match text {
-            Ok(t) => (serde_json::from_str::<Value>(t).map_err(|e| format!("not valid JSON: {e}")), t.to_owned()),
+            Ok(t) => (
+                serde_json::from_str::<Value>(t).map_err(|e| format!("not valid JSON: {e}")),
+                t.to_owned(),
+            ),
             Err(m) => (Err(m), String::new()),
         };
         match value {
             Ok(v) => self.submit_json(v, events),
             Err(message) => {
-                let out = self.kernel.reject_input(None, None, Rejection::new(RejectCode::MalformedAction, message));
+                let out = self.kernel.reject_input(
+                    None,
+                    None,
+                    Rejection::new(RejectCode::MalformedAction, message),
+                );
                 let raw = if raw.len() > 4096 { String::new() } else { raw };
                 self.finish(out, json!({"raw": raw}), events)
             }
@@ -215,9 +239,17 @@ impl Room {
     ///
     /// # Errors
     /// Writing events failed.
-    pub fn seat_players(&mut self, players: &[String], seats: &[String], events: &mut dyn Write) -> std::io::Result<()> {
+    pub fn seat_players(
+        &mut self,
+        players: &[String],
+        seats: &[String],
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         for (i, p) in players.iter().enumerate() {
-            self.submit_json(system("system.player_joined", json!({ "playerId": p })), events)?;
+            self.submit_json(
+                system("system.player_joined", json!({ "playerId": p })),
+                events,
+            )?;
             if let Some(seat) = seats.get(i) {
                 let payload = json!({ "playerId": p, "seatId": seat });
                 self.submit_json(system("system.seat_assign", payload), events)?;
@@ -278,6 +310,10 @@ fn starts_game(line: &Line) -> bool {
     let Line::Bytes(b) = line else { return false };
     serde_json::from_slice::<Value>(b)
         .ok()
-        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| t == "system.game_start"))
+        .and_then(|v| {
+            v.get("type")
+                .and_then(|t| t.as_str())
+                .map(|t| t == "system.game_start")
+        })
         .unwrap_or(false)
 }

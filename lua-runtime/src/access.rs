@@ -225,7 +225,9 @@ impl Call<'_, '_, '_> {
                 // counter that restarts with every transaction.
                 let prefix = arg_str(&args, 1).unwrap_or_else(|| "id".into());
                 let n = self.shared.next_id();
-                ret(LuaValue::String(lua.create_string(format!("{prefix}_{}_{n}", self.seq))?))
+                ret(LuaValue::String(
+                    lua.create_string(format!("{prefix}_{}_{n}", self.seq))?,
+                ))
             }
             "runtime_set" => self.runtime_set(lua, &args),
             "submit" => self.submit(lua, &args),
@@ -418,7 +420,9 @@ impl Call<'_, '_, '_> {
             Some(Value::Object(o)) => o.clone(),
             _ => BTreeMap::new(),
         };
-        let section = root.entry(kind.to_owned()).or_insert_with(|| Value::Object(BTreeMap::new()));
+        let section = root
+            .entry(kind.to_owned())
+            .or_insert_with(|| Value::Object(BTreeMap::new()));
         if let Value::Object(map) = section {
             map.insert(id, record);
         }

@@ -8,9 +8,8 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use digipology_kernel::{
-    EventKind, Value,
-    Event, GuardKind, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State,
-    Verdict,
+    Event, EventKind, GuardKind, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure,
+    ScriptHost, State, Value, Verdict,
 };
 use mlua::chunk::ChunkMode;
 use mlua::{
@@ -646,7 +645,11 @@ impl ScriptHost for LuaHost {
         Verdict::Allow
     }
 
-    fn on_event(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+    fn on_event(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
         self.on_event_handlers(ctx, event)?;
         self.stored_callback(ctx, event)
     }
@@ -724,10 +727,13 @@ impl LuaHost {
         Ok(())
     }
 
-
     /// Delivers a prompt's answer or a timer's fire to the callback stored
     /// by name with its binding; the stored record is then removed.
-    fn stored_callback(&mut self, ctx: &mut ScriptCtx<'_, '_>, event: &Event) -> Result<(), ScriptFailure> {
+    fn stored_callback(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
         let runtime = match ctx.state().storage.get(RUNTIME_STORAGE) {
             Some(Value::Object(o)) => o.clone(),
             _ => BTreeMap::new(),
@@ -745,18 +751,48 @@ impl LuaHost {
             _ => None,
         };
         let (section_name, id, callback, script, binding, value) = match &event.kind {
-            EventKind::PromptResponded { prompt_id, response, .. } => {
-                let Some(rec) = section("prompts", prompt_id) else { return Ok(()) };
-                let (Some(cb), Some(sc), Some(bi)) =
-                    (text(field(&rec, "callback")), text(field(&rec, "script")), text(field(&rec, "binding")))
-                else {
+            EventKind::PromptResponded {
+                prompt_id,
+                response,
+                ..
+            } => {
+                let Some(rec) = section("prompts", prompt_id) else {
                     return Ok(());
                 };
-                ("prompts", prompt_id.to_string(), cb, sc, bi, response.clone())
+                let (Some(cb), Some(sc), Some(bi)) = (
+                    text(field(&rec, "callback")),
+                    text(field(&rec, "script")),
+                    text(field(&rec, "binding")),
+                ) else {
+                    return Ok(());
+                };
+                (
+                    "prompts",
+                    prompt_id.to_string(),
+                    cb,
+                    sc,
+                    bi,
+                    response.clone(),
+                )
             }
-            EventKind::TimerFired { timer_id, callback, script_id, binding_id, .. } => {
-                let data = section("timers", timer_id).and_then(|r| field(&r, "data")).unwrap_or(Value::Null);
-                ("timers", timer_id.to_string(), callback.clone(), script_id.clone(), binding_id.clone(), data)
+            EventKind::TimerFired {
+                timer_id,
+                callback,
+                script_id,
+                binding_id,
+                ..
+            } => {
+                let data = section("timers", timer_id)
+                    .and_then(|r| field(&r, "data"))
+                    .unwrap_or(Value::Null);
+                (
+                    "timers",
+                    timer_id.to_string(),
+                    callback.clone(),
+                    script_id.clone(),
+                    binding_id.clone(),
+                    data,
+                )
             }
             _ => return Ok(()),
         };
@@ -768,12 +804,19 @@ impl LuaHost {
             message: what,
             kind: ScriptErrorKind::Runtime,
         };
-        let Some(index) = self.bindings.iter().position(|b| b.script_id == script && b.binding_id == binding) else {
+        let Some(index) = self
+            .bindings
+            .iter()
+            .position(|b| b.script_id == script && b.binding_id == binding)
+        else {
             return Err(missing(format!(
                 "callback '{callback}': script \"{script}\" binding \"{binding}\" no longer exists"
             )));
         };
-        let Ok(LuaValue::Function(f)) = self.bindings[index].defs.raw_get::<LuaValue>(callback.as_str()) else {
+        let Ok(LuaValue::Function(f)) = self.bindings[index]
+            .defs
+            .raw_get::<LuaValue>(callback.as_str())
+        else {
             return Err(missing(format!(
                 "callback '{callback}' no longer exists in script \"{script}\" (it was stored with this {})",
                 if section_name == "prompts" { "prompt" } else { "timer" }
@@ -792,7 +835,9 @@ impl LuaHost {
         args.insert(4, LuaValue::Integer(n));
         let call = &self.callback_call;
         let invoke = || {
-            let all: MultiValue = std::iter::once(LuaValue::Function(f.clone())).chain(args).collect();
+            let all: MultiValue = std::iter::once(LuaValue::Function(f.clone()))
+                .chain(args)
+                .collect();
             call.call::<Ret>(all)
         };
         let b = &self.bindings[index];
@@ -801,7 +846,12 @@ impl LuaHost {
             return Err(self.failure(b, &callback, e));
         }
         if ctx.is_doomed() {
-            let msg = self.shared.doom.borrow().clone().unwrap_or_else(|| "a subcommand was rejected".into());
+            let msg = self
+                .shared
+                .doom
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| "a subcommand was rejected".into());
             return Err(self.failure(b, &callback, (msg, None, ScriptErrorKind::Subcommand)));
         }
         Ok(())
