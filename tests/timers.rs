@@ -55,8 +55,7 @@ fn pending_timers_fire_at_the_end_in_due_time_then_id_order() {
     );
     let text = events(&out)
         .iter()
-        .filter(|e| e["type"] == "text.changed")
-        .last()
+        .rfind(|e| e["type"] == "text.changed")
         .map(|e| e["data"]["value"].clone());
     assert_eq!(text, Some(json!("abc")));
 }
