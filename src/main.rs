@@ -11,6 +11,7 @@ mod error;
 mod jsonl;
 mod package;
 mod room;
+mod scenario;
 
 use error::CliError;
 use package::Package;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Start a room for GAME and process ordered actions; events go out as JSONL.
     Run(RunArgs),
+    /// Run the scenario tests under each game's tests/ folder.
+    Test(TestArgs),
 }
 
 #[derive(clap::Args)]
@@ -69,6 +72,16 @@ struct RunArgs {
     memory_max: Option<usize>,
 }
 
+#[derive(clap::Args)]
+struct TestArgs {
+    /// Game folders, folders of games, or scenario files (default: the
+    /// current folder).
+    paths: Vec<PathBuf>,
+    /// `text` (default) or `junit` (XML on standard output).
+    #[arg(long, default_value = "text")]
+    format: String,
+}
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!(
@@ -78,6 +91,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(&args),
+        Command::Test(args) => return test(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -180,4 +194,50 @@ fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {
         message: e.to_string(),
     })?;
     Ok(Box::new(BufWriter::new(file)))
+}
+
+fn test(args: &TestArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+        eprintln!(
+            "digipology: {}: not found (give game folders, folders of games, or scenario files)",
+            missing.display()
+        );
+        return ExitCode::from(2);
+    }
+    let found = scenario::discover(&paths);
+    let outcomes: Vec<scenario::Outcome> = found
+        .iter()
+        .map(|(game, file)| scenario::run(game, file))
+        .collect();
+    let failed = outcomes.iter().filter(|o| o.failure.is_some()).count();
+    let passed = outcomes.len() - failed;
+    if args.format == "junit" {
+        print!("{}", scenario::junit(&outcomes));
+    } else {
+        for o in &outcomes {
+            match &o.failure {
+                None => println!("ok    {}  {}", o.file.display(), o.name),
+                Some(f) => println!("FAIL  {}  {}\n      {f}", o.file.display(), o.name),
+            }
+        }
+    }
+    if outcomes.is_empty() {
+        eprintln!("digipology: no scenarios found (they live in each game's tests/ folder, as .json files)");
+    }
+    let summary = format!("{passed} passed, {failed} failed");
+    if args.format == "junit" {
+        eprintln!("{summary}");
+    } else {
+        println!("{summary}");
+    }
+    if failed > 0 || outcomes.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -161,6 +161,18 @@ impl Room {
         self.finish(out, action, events)
     }
 
+    /// Advances the clock by `ms`, firing every timer due up to the new
+    /// time (scenario steps).
+    ///
+    /// # Errors
+    /// Writing events or the record failed.
+    pub fn advance(&mut self, ms: i64, events: &mut dyn Write) -> std::io::Result<()> {
+        let target = self.clock.saturating_add(ms);
+        self.fire_due(Some(target.saturating_add(1)), events)?;
+        self.clock = target;
+        Ok(())
+    }
+
     /// Fires, in due-time then id order, every timer due before `before`
     /// (every pending timer when `None`, at most `fires_max` of them).
     ///

@@ -1,0 +1,364 @@
+//! `digipology test`: scenario files under each game's `tests/`.
+//!
+//! A scenario is a JSON file:
+//!
+//! ```json
+//! { "name": "a full round", "seed": 3, "players": ["ann", "bob"],
+//!   "steps": [
+//!     { "do": {"type": "button.press", "source": {"kind": "player", "playerId": "ann"},
+//!              "payload": {"entityId": "deal"}},
+//!       "events": [{"type": "deck.drawn"}, {"type": "counter.changed", "data": {"value": 1}}] },
+//!     { "do": {…}, "reject": "guard_denied" },
+//!     { "advance": 5000 },
+//!     { "expect": {"entities.score.components.counter.value": 1, "storage.main.rounds": 1} }
+//!   ] }
+//! ```
+//!
+//! See docs/formats.md ("Scenario tests") for every field.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::error::CliError;
+use crate::package::Package;
+use crate::room::Room;
+
+/// One scenario's outcome.
+pub struct Outcome {
+    /// The game folder.
+    pub game: PathBuf,
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The scenario's name.
+    pub name: String,
+    /// `None` when it passed; else the failure, naming the step.
+    pub failure: Option<String>,
+}
+
+/// Finds the scenario files under `paths` (game folders, folders of games,
+/// or scenario files), in sorted order.
+pub fn discover(paths: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            let game = p
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            out.push((game, p.clone()));
+        } else if p.join("game.json").is_file() {
+            out.extend(scenarios_of(p));
+        } else if let Ok(entries) = std::fs::read_dir(p) {
+            let mut dirs: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|d| d.is_dir())
+                .collect();
+            dirs.sort();
+            for d in dirs {
+                if d.join("game.json").is_file() {
+                    out.extend(scenarios_of(&d));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn scenarios_of(game: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(game.join("tests")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|f| f.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files.into_iter().map(|f| (game.to_path_buf(), f)).collect()
+}
+
+/// Runs one scenario.
+pub fn run(game: &Path, file: &Path) -> Outcome {
+    let mut outcome = Outcome {
+        game: game.to_path_buf(),
+        file: file.to_path_buf(),
+        name: file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        failure: None,
+    };
+    match run_inner(game, file, &mut outcome.name) {
+        Ok(()) => {}
+        Err(e) => outcome.failure = Some(e),
+    }
+    outcome
+}
+
+fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read the scenario: {e}"))?;
+    let scenario: Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: invalid JSON: {e}",
+            file.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    let obj = scenario
+        .as_object()
+        .ok_or("a scenario must be a JSON object")?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["name", "seed", "players", "steps"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "unknown scenario key \"{k}\" (allowed: name, seed, players, steps)"
+        ));
+    }
+    if let Some(n) = obj.get("name").and_then(Value::as_str) {
+        *name = n.to_owned();
+    }
+    let seed = obj.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let package = Package::load(game).map_err(|e| e.to_string())?;
+    let mut room = build_room(&package, seed).map_err(|e| e.to_string())?;
+    let seats = package.seats();
+    let players: Vec<String> = match obj.get("players") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|p| p.as_str().map(str::to_owned))
+            .collect(),
+        Some(_) => return Err("\"players\" must be an array of player ids".into()),
+    };
+    let mut sink: Vec<u8> = Vec::new();
+    room.start(&mut sink).map_err(|e| e.to_string())?;
+    room.seat_players(&players, &seats, &mut sink)
+        .map_err(|e| e.to_string())?;
+    let steps = obj
+        .get("steps")
+        .and_then(Value::as_array)
+        .ok_or("a scenario needs a \"steps\" array")?;
+    for (i, step) in steps.iter().enumerate() {
+        let n = i + 1;
+        step_once(&mut room, step).map_err(|e| format!("step {n}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn build_room(package: &Package, seed: u64) -> Result<Room, CliError> {
+    let state = package.initial_state(seed)?;
+    let scripts = package.scripts()?;
+    let host = if scripts.is_empty() {
+        None
+    } else {
+        Some(
+            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, package.limits()?)
+                .map_err(|e| CliError::Script {
+                    dir: package.dir.clone(),
+                    error: e,
+                })?,
+        )
+    };
+    Ok(Room::new(state, host))
+}
+
+fn events_of(buf: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(buf)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+const STEP_KEYS: &[&str] = &["do", "events", "reject", "advance", "expect", "note"];
+
+fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
+    let obj = step.as_object().ok_or("a step must be an object")?;
+    if let Some(k) = obj.keys().find(|k| !STEP_KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown step key \"{k}\" (allowed: {})",
+            STEP_KEYS.join(", ")
+        ));
+    }
+    let mut sink: Vec<u8> = Vec::new();
+    if let Some(ms) = obj.get("advance") {
+        let ms = ms
+            .as_i64()
+            .filter(|m| *m >= 0)
+            .ok_or("\"advance\" must be a non-negative number of milliseconds")?;
+        room.advance(ms, &mut sink).map_err(|e| e.to_string())?;
+    }
+    if let Some(action) = obj.get("do") {
+        room.submit_json(action.clone(), &mut sink)
+            .map_err(|e| e.to_string())?;
+    }
+    let events = events_of(&sink);
+    if let Some(code) = obj.get("reject") {
+        let code = code.as_str().ok_or("\"reject\" must be a rejection code")?;
+        let got = events.iter().find(|e| e["type"] == "action.rejected");
+        match got {
+            Some(e) if e["data"]["code"] == json!(code) => {}
+            Some(e) => {
+                return Err(format!(
+                    "expected rejection {code}, got {} ({})",
+                    e["data"]["code"], e["data"]["message"]
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "expected rejection {code}, but the action was accepted: {}",
+                    brief(&events)
+                ))
+            }
+        }
+    } else if obj.contains_key("do") {
+        if let Some(e) = events.iter().find(|e| e["type"] == "action.rejected") {
+            return Err(format!(
+                "the action was rejected ({}: {}); add \"reject\" to the step if that is expected",
+                e["data"]["code"], e["data"]["message"]
+            ));
+        }
+    }
+    if let Some(expected) = obj.get("events") {
+        let list = expected.as_array().ok_or("\"events\" must be an array")?;
+        match_events(list, &events)?;
+    }
+    if let Some(expect) = obj.get("expect") {
+        let map = expect
+            .as_object()
+            .ok_or("\"expect\" must map state paths to values")?;
+        let state: Value = serde_json::from_str(&room.kernel().state().canonical_json())
+            .map_err(|e| e.to_string())?;
+        for (path, want) in map {
+            let got = lookup(&state, path);
+            if !same(&got, want) {
+                return Err(format!(
+                    "state {path}: expected {want}, got {}",
+                    got.unwrap_or(Value::Null)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn brief(events: &[Value]) -> String {
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    format!("[{}]", types.join(", "))
+}
+
+/// Each expected event must appear, in order, among the step's events; its
+/// `data` (when given) must be contained in the actual data.
+fn match_events(expected: &[Value], actual: &[Value]) -> Result<(), String> {
+    let mut from = 0;
+    for (i, want) in expected.iter().enumerate() {
+        let ty = want
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("each expected event needs a \"type\"")?;
+        let found = actual[from..].iter().position(|e| {
+            e["type"] == json!(ty) && want.get("data").is_none_or(|d| contains(&e["data"], d))
+        });
+        match found {
+            Some(p) => from += p + 1,
+            None => {
+                let mut msg = format!("expected event #{} {ty}", i + 1);
+                if let Some(d) = want.get("data") {
+                    let _ = write!(msg, " with data {d}");
+                }
+                let near: Vec<String> = actual
+                    .iter()
+                    .filter(|e| e["type"] == json!(ty))
+                    .map(|e| e["data"].to_string())
+                    .collect();
+                if near.is_empty() {
+                    let _ = write!(msg, "; the step emitted {}", brief(actual));
+                } else {
+                    let _ = write!(msg, "; got {ty} with {}", near.join(" and "));
+                }
+                return Err(msg);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn contains(actual: &Value, want: &Value) -> bool {
+    match (actual, want) {
+        (Value::Object(a), Value::Object(w)) => w
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|x| contains(x, v))),
+        _ => same(&Some(actual.clone()), want),
+    }
+}
+
+fn same(got: &Option<Value>, want: &Value) -> bool {
+    match (got, want) {
+        (None, Value::Null) => true,
+        (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Some(g), w) => g == w,
+        (None, _) => false,
+    }
+}
+
+/// A dot-separated path into the canonical state (`entities.score.components.counter.value`,
+/// `stacks.pile.items.0`).
+pub fn lookup(state: &Value, path: &str) -> Option<Value> {
+    let mut v = state;
+    for part in path.split('.') {
+        v = match v {
+            Value::Object(o) => o.get(part)?,
+            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v.clone())
+}
+
+/// A JUnit XML report.
+pub fn junit(outcomes: &[Outcome]) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let failures = outcomes.iter().filter(|o| o.failure.is_some()).count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites tests=\"{}\" failures=\"{failures}\">",
+        outcomes.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"digipology\" tests=\"{}\" failures=\"{failures}\">",
+        outcomes.len()
+    );
+    for o in outcomes {
+        let class = esc(&o.game.display().to_string());
+        let name = esc(&o.name);
+        match &o.failure {
+            None => {
+                let _ = writeln!(out, "    <testcase classname=\"{class}\" name=\"{name}\"/>");
+            }
+            Some(f) => {
+                let _ = writeln!(out, "    <testcase classname=\"{class}\" name=\"{name}\">");
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{}\">{}</failure>",
+                    esc(f),
+                    esc(&o.file.display().to_string())
+                );
+                let _ = writeln!(out, "    </testcase>");
+            }
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
