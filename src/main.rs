@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod error;
 mod jsonl;
 mod package;
+mod replay;
 mod room;
 mod scenario;
 
@@ -34,6 +35,8 @@ enum Command {
     Run(RunArgs),
     /// Run the scenario tests under each game's tests/ folder.
     Test(TestArgs),
+    /// Re-run a recorded room (`run --record`) and verify every state hash.
+    Replay(ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -73,6 +76,15 @@ struct RunArgs {
 }
 
 #[derive(clap::Args)]
+struct ReplayArgs {
+    /// The record written by `digipology run --record`.
+    log: PathBuf,
+    /// The game to replay against (default: the one named in the record).
+    #[arg(long)]
+    game: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 struct TestArgs {
     /// Game folders, folders of games, or scenario files (default: the
     /// current folder).
@@ -92,6 +104,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Test(args) => return test(&args),
+        Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -132,7 +145,12 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        room.record_to(Box::new(BufWriter::new(file)));
+        let header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed});
+        room.record_to(Box::new(BufWriter::new(file)), header)
+            .map_err(|e| CliError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
     }
     let mut sink = open_events(&args.events)?;
     let seats = package.seats();

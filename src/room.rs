@@ -35,6 +35,10 @@ pub struct Room {
     due: BTreeSet<(i64, String)>,
     due_of: BTreeMap<String, i64>,
     record: Option<Box<dyn Write>>,
+    digest: BTreeMap<String, String>,
+    /// Whether due timers fire on their own (off when replaying a record,
+    /// which already holds every fire).
+    pub autofire: bool,
     /// Actions processed so far.
     pub processed: u64,
     /// Of those, rejected.
@@ -54,16 +58,27 @@ impl Room {
             due: BTreeSet::new(),
             due_of: BTreeMap::new(),
             record: None,
+            digest: BTreeMap::new(),
+            autofire: true,
             processed: 0,
             rejected: 0,
             fires_max: END_FIRES_MAX,
         }
     }
 
-    /// Also writes every processed action, with the state hash after it,
-    /// to `out` (one JSON object a line: `{"seq", "action", "hash"}`).
-    pub fn record_to(&mut self, out: Box<dyn Write>) {
+    /// Also writes a replayable record to `out`: first `header` with the
+    /// starting state's digest added, then every processed action with the
+    /// state hash after it and the digest entries it changed.
+    ///
+    /// # Errors
+    /// Writing the header failed.
+    pub fn record_to(&mut self, mut out: Box<dyn Write>, mut header: Value) -> std::io::Result<()> {
+        self.digest = digest(self.kernel.state());
+        header["digest"] = json!(self.digest);
+        out.write_all(header.to_string().as_bytes())?;
+        out.write_all(b"\n")?;
         self.record = Some(out);
+        Ok(())
     }
 
     /// The kernel and the script host, borrowed together.
@@ -105,8 +120,14 @@ impl Room {
             events.write_all(b"\n")?;
             self.track_timer(&e.kind);
         }
-        if let Some(rec) = &mut self.record {
-            let line = json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash()});
+        if self.record.is_some() {
+            let now = digest(self.kernel.state());
+            let changed = diff(&self.digest, &now);
+            self.digest = now;
+            let line = json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash(), "changed": changed});
+            let Some(rec) = &mut self.record else {
+                return Ok(());
+            };
             rec.write_all(line.to_string().as_bytes())?;
             rec.write_all(b"\n")?;
         }
@@ -144,7 +165,9 @@ impl Room {
     ) -> std::io::Result<()> {
         match action.get("at").and_then(Value::as_i64) {
             Some(at) if at > self.clock => {
-                self.fire_due(Some(at), events)?;
+                if self.autofire {
+                    self.fire_due(Some(at), events)?;
+                }
                 self.clock = at;
             }
             Some(_) => {}
@@ -328,4 +351,48 @@ fn starts_game(line: &Line) -> bool {
                 .map(|t| t == "system.game_start")
         })
         .unwrap_or(false)
+}
+
+/// A digest of the state for locating differences: one short hash per
+/// top-level section, and one per entity (`entities.<id>`).
+pub fn digest(state: &State) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let short = |v: &digipology_kernel::Value| {
+        let hex = blake3::hash(v.to_canonical_json().as_bytes()).to_hex();
+        hex[..16].to_owned()
+    };
+    if let digipology_kernel::Value::Object(top) = state.to_value(false) {
+        for (k, v) in &top {
+            match (k.as_str(), v) {
+                ("entities", digipology_kernel::Value::Object(es)) => {
+                    for (id, e) in es {
+                        out.insert(format!("entities.{id}"), short(e));
+                    }
+                }
+                _ => {
+                    out.insert(k.clone(), short(v));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Entries of `new` that differ from `old` (removed ones map to null).
+pub fn diff(
+    old: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for (k, v) in new {
+        if old.get(k) != Some(v) {
+            out.insert(k.clone(), json!(v));
+        }
+    }
+    for k in old.keys() {
+        if !new.contains_key(k) {
+            out.insert(k.clone(), Value::Null);
+        }
+    }
+    out
 }

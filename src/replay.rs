@@ -1,0 +1,140 @@
+//! `digipology replay`: re-run a record and verify every state hash.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::package::Package;
+use crate::room::{digest, Room};
+
+/// Replays `log`; exit 0 when every hash matches, 1 at the first
+/// divergence (reported by sequence, with the differing state paths), 2
+/// when the record or the game cannot be read.
+pub fn replay(log: &Path, game: Option<&Path>) -> ExitCode {
+    match replay_inner(log, game) {
+        Ok(Verdict::Verified(n)) => {
+            println!("verified {n} actions: every state hash matches");
+            ExitCode::SUCCESS
+        }
+        Ok(Verdict::Diverged(msg)) => {
+            println!("{msg}");
+            ExitCode::from(1)
+        }
+        Err(msg) => {
+            eprintln!("digipology: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+enum Verdict {
+    Verified(u64),
+    Diverged(String),
+}
+
+fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
+    let file = std::fs::File::open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut lines = BufReader::new(file).lines();
+    let header_text = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty record", log.display()))?
+        .map_err(|e| e.to_string())?;
+    let header: Value = serde_json::from_str(&header_text).map_err(|e| {
+        format!(
+            "{}:1: not a record header ({e}); records are written by `digipology run --record`",
+            log.display()
+        )
+    })?;
+    if header.get("record").and_then(Value::as_u64) != Some(1) {
+        return Err(format!(
+            "{}:1: not a digipology record (its first line must be the header)",
+            log.display()
+        ));
+    }
+    let game_path: PathBuf = match game {
+        Some(g) => g.to_path_buf(),
+        None => PathBuf::from(header.get("game").and_then(Value::as_str).unwrap_or(".")),
+    };
+    let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let package = Package::load(&game_path).map_err(|e| e.to_string())?;
+    let state = package.initial_state(seed).map_err(|e| e.to_string())?;
+    let scripts = package.scripts().map_err(|e| e.to_string())?;
+    let host = if scripts.is_empty() {
+        None
+    } else {
+        let limits = package.limits().map_err(|e| e.to_string())?;
+        Some(
+            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, limits)
+                .map_err(|e| format!("{}: {e}", package.dir.display()))?,
+        )
+    };
+    let mut expected: BTreeMap<String, String> = header
+        .get("digest")
+        .and_then(Value::as_object)
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut room = Room::new(state, host);
+    room.autofire = false;
+    let mut sink = std::io::sink();
+    let mut verified = 0u64;
+    for (i, line) in lines.enumerate() {
+        let line = line.map_err(|e| e.to_string())?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let lineno = i + 2;
+        let rec: Value =
+            serde_json::from_str(&line).map_err(|e| format!("{}:{lineno}: {e}", log.display()))?;
+        let action = rec.get("action").cloned().unwrap_or(Value::Null);
+        let raw = action.get("raw").and_then(Value::as_str).map(str::to_owned);
+        match raw {
+            Some(text) => room
+                .submit_line(&crate::jsonl::Line::Bytes(text.into_bytes()), &mut sink)
+                .map_err(|e| e.to_string())?,
+            None => room
+                .submit_json(action.clone(), &mut sink)
+                .map_err(|e| e.to_string())?,
+        }
+        if let Some(changed) = rec.get("changed").and_then(Value::as_object) {
+            for (k, v) in changed {
+                match v.as_str() {
+                    Some(h) => expected.insert(k.clone(), h.to_owned()),
+                    None => expected.remove(k),
+                };
+            }
+        }
+        let want = rec.get("hash").and_then(Value::as_str).unwrap_or("");
+        let got = room.kernel().state_hash();
+        if got != want {
+            let now = digest(room.kernel().state());
+            let mut paths: Vec<&String> = expected.keys().chain(now.keys()).collect();
+            paths.sort();
+            paths.dedup();
+            let differing: Vec<&str> = paths
+                .into_iter()
+                .filter(|p| expected.get(*p) != now.get(*p))
+                .map(String::as_str)
+                .collect();
+            let seq = rec.get("seq").and_then(Value::as_u64).unwrap_or(0);
+            let ty = action
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("(unreadable line)");
+            return Ok(Verdict::Diverged(format!(
+                "diverged at sequence {seq} ({ty}, {}:{lineno}): expected state hash {want}, got {got}\n\
+                 differing state paths: {}",
+                log.display(),
+                if differing.is_empty() { "(none found in the digest)".to_owned() } else { differing.join(", ") }
+            )));
+        }
+        verified += 1;
+    }
+    Ok(Verdict::Verified(verified))
+}

@@ -1,0 +1,133 @@
+//! `digipology test`, `replay` and `check`: the commands creators and CI use.
+
+mod common;
+
+use common::*;
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let p = entry.path();
+        let dest = to.join(entry.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn the_example_scenarios_pass_and_end_with_the_summary_line() {
+    let out = run(&["test", "examples"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.ends_with(" passed, 0 failed"), "{last}");
+    assert_no_panic(&out);
+}
+
+#[test]
+fn a_broken_scenario_fails_and_points_at_the_step() {
+    let dir = scratch("broken-scenario");
+    let game = dir.join("high-card");
+    copy_dir(&root().join("examples/high-card"), &game);
+    let file = game.join("tests/rounds.json");
+    let text = std::fs::read_to_string(&file).expect("scenario");
+    std::fs::write(
+        &file,
+        text.replace("\"storage.main.rounds\": 1", "\"storage.main.rounds\": 5"),
+    )
+    .expect("edit");
+    let out = run(&["test", game.to_str().unwrap_or_default()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("FAIL") && text.contains("rounds.json"),
+        "{text}"
+    );
+    assert!(
+        text.contains("step 3: state storage.main.rounds: expected 5, got 1"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .unwrap_or("")
+            .ends_with("0 passed, 1 failed"),
+        "{text}"
+    );
+    let junit = run(
+        &[
+            "test",
+            game.to_str().unwrap_or_default(),
+            "--format",
+            "junit",
+        ],
+        b"",
+    );
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    assert!(
+        xml.contains("<testsuites") && xml.contains("<failure message=\"step 3"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn replay_verifies_a_record_and_names_the_sequence_of_an_edited_payload() {
+    let dir = scratch("replay");
+    let record = dir.join("run.jsonl");
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            "examples/basics/actions.jsonl",
+            "--record",
+            record.to_str().unwrap_or_default(),
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    let ok = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("verified"));
+    // Edit one payload: the counter.add of 3 becomes 4.
+    let text = std::fs::read_to_string(&record).expect("record");
+    let mut edited_seq = None;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("line");
+            if v["action"]["type"] == "counter.add"
+                && v["action"]["payload"]["amount"] == 3
+                && edited_seq.is_none()
+            {
+                v["action"]["payload"]["amount"] = serde_json::json!(4);
+                edited_seq = v["seq"].as_u64();
+            }
+            v.to_string()
+        })
+        .collect();
+    let edited = write(&dir, "edited.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let bad = run(&["replay", edited.to_str().unwrap_or_default()], b"");
+    assert_eq!(bad.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&bad.stdout);
+    let seq = edited_seq.expect("the record has the edited action");
+    assert!(
+        msg.contains(&format!("diverged at sequence {seq} (counter.add")),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("differing state paths: entities.score_north"),
+        "{msg}"
+    );
+}
