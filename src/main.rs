@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check;
 mod error;
 mod jsonl;
 mod package;
@@ -37,6 +38,8 @@ enum Command {
     Test(TestArgs),
     /// Re-run a recorded room (`run --record`) and verify every state hash.
     Replay(ReplayArgs),
+    /// Validate a game package and every script's syntax; runs nothing.
+    Check(CheckArgs),
 }
 
 #[derive(clap::Args)]
@@ -56,6 +59,10 @@ struct RunArgs {
     /// Where events go, as JSONL ('-' for standard output, the default).
     #[arg(long, default_value = "-")]
     events: String,
+    /// How events on standard output look: `jsonl`, or `text` (readable
+    /// lines). Default: text on a terminal, JSONL when piped.
+    #[arg(long)]
+    format: Option<String>,
     /// Write the final canonical state (RFC 8785 JSON) to this file.
     #[arg(long)]
     state_out: Option<PathBuf>,
@@ -73,6 +80,12 @@ struct RunArgs {
     /// Bytes the room's Lua VM may use (overrides game.json limits).
     #[arg(long)]
     memory_max: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// The game folder (holding game.json) or the game.json file.
+    game: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -104,6 +117,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Test(args) => return test(&args),
+        Command::Check(args) => return check::check(&args.game),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
     };
     match result {
@@ -152,7 +166,22 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
                 message: e.to_string(),
             })?;
     }
-    let mut sink = open_events(&args.events)?;
+    let readable = match args.format.as_deref() {
+        Some("text") => true,
+        Some("jsonl") | Some("json") => false,
+        Some(other) => {
+            return Err(CliError::Io {
+                path: PathBuf::from("--format"),
+                message: format!("unknown format \"{other}\" (use text or jsonl)"),
+            })
+        }
+        None => args.events == "-" && std::io::IsTerminal::is_terminal(&io::stdout()),
+    };
+    let mut sink: Box<dyn Write> = if readable && args.events == "-" {
+        Box::new(Readable(BufWriter::new(io::stdout().lock())))
+    } else {
+        open_events(&args.events)?
+    };
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {
         (Some(p), _) => p.clone(),
@@ -257,5 +286,34 @@ fn test(args: &TestArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Turns JSONL event lines into readable ones: `#seq  type  key=value …`.
+struct Readable<W: Write>(W);
+
+impl<W: Write> Write for Readable<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for line in String::from_utf8_lossy(buf).lines() {
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(e) => {
+                    let mut out =
+                        format!("#{:<4} {:<18}", e["seq"], e["type"].as_str().unwrap_or(""));
+                    if let Some(data) = e["data"].as_object() {
+                        for (k, v) in data {
+                            out.push_str(&format!(" {k}={v}"));
+                        }
+                    }
+                    writeln!(self.0, "{out}")?;
+                }
+                Err(_) if line.is_empty() => {}
+                Err(_) => writeln!(self.0, "{line}")?,
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }

@@ -131,3 +131,57 @@ fn replay_verifies_a_record_and_names_the_sequence_of_an_edited_payload() {
         "{msg}"
     );
 }
+
+#[test]
+fn check_names_every_problem_with_file_and_line() {
+    let dir = scratch("check");
+    let game = dir.join("bad");
+    copy_dir(&root().join("examples/high-card"), &game);
+    let manifest = game.join("game.json");
+    let mut g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("game")).expect("json");
+    g["entities"][20]["components"]["dice"] = serde_json::json!({});
+    g["scripts"]
+        .as_array_mut()
+        .expect("scripts")
+        .push(serde_json::json!({"id": "extra", "file": "scripts/missing.lua"}));
+    g["scripts"]
+        .as_array_mut()
+        .expect("scripts")
+        .push(serde_json::json!({"id": "broken", "file": "scripts/broken.lua"}));
+    let text = serde_json::to_string_pretty(&g).expect("pretty");
+    std::fs::write(&manifest, &text).expect("write");
+    write(
+        &game,
+        "scripts/broken.lua",
+        b"function on_start(event)\n  local x = = 1\nend\n",
+    );
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .unwrap_or(0)
+    };
+    let out = run(&["check", game.to_str().unwrap_or_default()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let g = game.display().to_string();
+    assert!(
+        report.contains(&format!("{g}/game.json:{}: ", line_of("\"dice\"")))
+            && report.contains("unknown component \"dice\""),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("{g}/game.json:{}: ", line_of("missing.lua")))
+            && report.contains("missing.lua does not exist"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("{g}/scripts/broken.lua:2: syntax error")),
+        "{report}"
+    );
+    assert!(report.contains("3 problems found"), "{report}");
+    assert_no_panic(&out);
+    let ok = run(&["check", "examples/high-card"], b"");
+    assert!(ok.status.success());
+}

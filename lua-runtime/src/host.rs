@@ -971,3 +971,18 @@ fn clean(msg: &str) -> String {
     }
     msg.to_owned()
 }
+
+/// Compiles `source` without running it (for `digipology check`).
+///
+/// # Errors
+/// The syntax error, with file and line.
+pub fn check_syntax(file: &str, source: &str) -> Result<(), LoadError> {
+    let lua = Lua::new_with(StdLib::NONE, LuaOptions::default())
+        .map_err(|e| LoadError::Internal(e.to_string()))?;
+    lua.load(source)
+        .set_name(format!("={file}"))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map(|_| ())
+        .map_err(|e| syntax_error(file, &e))
+}

@@ -15,4 +15,6 @@ mod convert;
 mod host;
 mod slot;
 
-pub use host::{line_of, BindingSpec, Limits, LoadError, LuaHost, Modules, ScriptSpec, PRELUDE};
+pub use host::{
+    check_syntax, line_of, BindingSpec, Limits, LoadError, LuaHost, Modules, ScriptSpec, PRELUDE,
+};

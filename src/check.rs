@@ -1,0 +1,193 @@
+//! `digipology check GAME`: validate a package without running anything.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::error::CliError;
+use crate::package::Package;
+
+/// One problem: where, what, and what to do.
+struct Problem {
+    place: String,
+    message: String,
+}
+
+/// Checks `game`; prints every problem as `file:line: message` and exits 1
+/// when there is any, 0 otherwise.
+pub fn check(game: &Path) -> ExitCode {
+    let problems = collect(game);
+    if problems.is_empty() {
+        println!("ok: {} loads, and every script compiles", game.display());
+        return ExitCode::SUCCESS;
+    }
+    for p in &problems {
+        println!("{}: {}", p.place, p.message);
+    }
+    println!(
+        "{} problem{} found",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    ExitCode::from(1)
+}
+
+fn collect(game: &Path) -> Vec<Problem> {
+    let package = match Package::load(game) {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![Problem {
+                place: match &e {
+                    CliError::Json {
+                        path, line, column, ..
+                    } => format!("{}:{line}:{column}", path.display()),
+                    CliError::Io { path, .. } => path.display().to_string(),
+                    _ => game.display().to_string(),
+                },
+                message: match e {
+                    CliError::Json { message, .. } => {
+                        format!("invalid JSON: {message} (fix the syntax at that spot)")
+                    }
+                    CliError::Io { message, .. } => message,
+                    other => other.to_string(),
+                },
+            }]
+        }
+    };
+    let text = std::fs::read_to_string(&package.manifest).unwrap_or_default();
+    let manifest = package.manifest.display().to_string();
+    let at = |path: &str| format!("{manifest}:{}", locate(&text, path).unwrap_or(1));
+    let mut problems = Vec::new();
+    let state = match package.initial_state(0) {
+        Ok(s) => Some(s),
+        Err(CliError::Game { error, .. }) => {
+            problems.push(Problem {
+                place: at(&error.path),
+                message: format!(
+                    "{}: {} (see docs/formats.md, game.json)",
+                    error.path, error.message
+                ),
+            });
+            None
+        }
+        Err(e) => {
+            problems.push(Problem {
+                place: manifest.clone(),
+                message: e.to_string(),
+            });
+            None
+        }
+    };
+    let Some(list) = package.json.get("scripts").and_then(Value::as_array) else {
+        return problems;
+    };
+    for (i, entry) in list.iter().enumerate() {
+        let path = format!("scripts[{i}]");
+        let Some(file) = entry.get("file").and_then(Value::as_str) else {
+            problems.push(Problem {
+                place: at(&path),
+                message: format!(
+                    "{path}.file is missing: give the script's path, like \"scripts/main.lua\""
+                ),
+            });
+            continue;
+        };
+        let full = package.dir.join(file);
+        match std::fs::read_to_string(&full) {
+            Err(_) => problems.push(Problem {
+                place: format!("{manifest}:{}", locate_str(&text, file).unwrap_or(1)),
+                message: format!(
+                    "{path}.file: {} does not exist (create it, or fix the path; it is relative to the game folder)",
+                    full.display()
+                ),
+            }),
+            Ok(source) => {
+                if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
+                    let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m).to_owned();
+                    problems.push(Problem {
+                        place: format!("{}:{line}", full.display()),
+                        message: format!("syntax error: {message}"),
+                    });
+                }
+            }
+        }
+        if let (Some(state), Some(bindings)) =
+            (&state, entry.get("bindings").and_then(Value::as_array))
+        {
+            for b in bindings {
+                if let Some(e) = b.get("entity").and_then(Value::as_str) {
+                    if state.entity(e).is_none() {
+                        problems.push(Problem {
+                            place: format!("{manifest}:{}", locate_str(&text, e).unwrap_or(1)),
+                            message: format!("{path}: a binding names entity \"{e}\", which the game does not define"),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if let Err(e) = package.scripts() {
+        if let CliError::Game { error, .. } = e {
+            if !error.path.ends_with(".file") {
+                problems.push(Problem {
+                    place: at(&error.path),
+                    message: format!("{}: {}", error.path, error.message),
+                });
+            }
+        }
+    }
+    problems
+}
+
+fn line_at(text: &str, pos: usize) -> usize {
+    text[..pos].bytes().filter(|b| *b == b'\n').count() + 1
+}
+
+/// The line of the first `"s"` string literal in `text`.
+fn locate_str(text: &str, s: &str) -> Option<usize> {
+    text.find(&format!("\"{s}\"")).map(|p| line_at(text, p))
+}
+
+/// The line a JSON path (`entities["d"].components.dice`, `scripts[1].file`)
+/// most likely points at: each named part is searched for after the
+/// previous one. An id (`["d"]`) used as a value (`"id": "d"`) moves the
+/// search back to the start of the object holding it, since keys may come
+/// in any order.
+fn locate(text: &str, path: &str) -> Option<usize> {
+    let mut pos = 0usize;
+    let mut found = None;
+    for part in path.split(['.', '[', ']']).filter(|p| !p.is_empty()) {
+        if part.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let is_id = part.starts_with('"');
+        let name = part.trim_matches('"');
+        let Some(p) = text[pos..].find(&format!("\"{name}\"")).map(|p| p + pos) else {
+            continue;
+        };
+        let after = p + name.len() + 2;
+        let is_key = text[after..].trim_start().starts_with(':');
+        pos = if is_id && !is_key {
+            enclosing_brace(text, p)
+        } else {
+            after
+        };
+        found = Some(line_at(text, p));
+    }
+    found
+}
+
+/// The position of the `{` that opens the object containing `pos`.
+fn enclosing_brace(text: &str, pos: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, b) in text[..pos].bytes().enumerate().rev() {
+        match b {
+            b'}' => depth += 1,
+            b'{' if depth == 0 => return i,
+            b'{' => depth -= 1,
+            _ => {}
+        }
+    }
+    0
+}
