@@ -127,14 +127,12 @@ fn collect(game: &Path) -> Vec<Problem> {
             }
         }
     }
-    if let Err(e) = package.scripts() {
-        if let CliError::Game { error, .. } = e {
-            if !error.path.ends_with(".file") {
-                problems.push(Problem {
-                    place: at(&error.path),
-                    message: format!("{}: {}", error.path, error.message),
-                });
-            }
+    if let Err(CliError::Game { error, .. }) = package.scripts() {
+        if !error.path.ends_with(".file") {
+            problems.push(Problem {
+                place: at(&error.path),
+                message: format!("{}: {}", error.path, error.message),
+            });
         }
     }
     problems
