@@ -152,7 +152,7 @@ fn locate_str(text: &str, s: &str) -> Option<usize> {
 /// previous one. An id (`["d"]`) used as a value (`"id": "d"`) moves the
 /// search back to the start of the object holding it, since keys may come
 /// in any order.
-fn locate(text: &str, path: &str) -> Option<usize> {
+pub fn locate(text: &str, path: &str) -> Option<usize> {
     let mut pos = 0usize;
     let mut found = None;
     for part in path.split(['.', '[', ']']).filter(|p| !p.is_empty()) {

@@ -122,6 +122,20 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Game { path, error }) => {
+            // Point at the line, not only the JSON path.
+            let line = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| check::locate(&t, &error.path));
+            let place = line.map_or_else(
+                || path.display().to_string(),
+                |l| format!("{}:{l}", path.display()),
+            );
+            eprintln!(
+                "digipology: {place}: {error} (run `digipology check` to list every problem)"
+            );
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("digipology: {e}");
             ExitCode::from(2)
