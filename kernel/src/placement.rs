@@ -103,6 +103,29 @@ pub(crate) fn remove_from_stack_emit(txn: &mut Txn<'_>, sid: Id, items: Vec<Id>)
     }
 }
 
+/// Puts entity `key` (id `eid`) on top of stack `sid` and emits
+/// `stack.changed`.
+pub(crate) fn push_onto_stack(txn: &mut Txn<'_>, sid: Id, key: EntityKey, eid: Id) {
+    let mut items = txn
+        .state()
+        .stacks
+        .get(&sid)
+        .map(|s| s.items.clone())
+        .unwrap_or_default();
+    items.push(eid);
+    txn.set_stack(
+        sid.clone(),
+        Some(Stack {
+            items: items.clone(),
+        }),
+    );
+    txn.set_placement(key, Placement::Stack(sid.clone()));
+    txn.emit(EventKind::StackChanged {
+        stack_id: sid,
+        items,
+    });
+}
+
 /// Whether `e` may attach to snap point `snap` by tags: the snap point has
 /// no tags, or shares at least one with the entity.
 pub(crate) fn tags_match(snap_tags: &[String], e: &Entity) -> bool {

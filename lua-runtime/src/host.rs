@@ -710,19 +710,32 @@ impl LuaHost {
             };
             let call = &self.handle_call;
             let invoke = || invoke_handler(call, f, these);
-            let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
-            if let Err(e) = result {
-                return Err(self.failure(b, name, e));
-            }
-            if ctx.is_doomed() {
-                let msg = self
-                    .shared
-                    .doom
-                    .borrow()
-                    .clone()
-                    .unwrap_or_else(|| "a subcommand was rejected".into());
-                return Err(self.failure(b, name, (msg, None, ScriptErrorKind::Subcommand)));
-            }
+            self.run_handler(ctx, *i, name, invoke)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one handler call for binding `index`; a failure, or a rejected
+    /// subcommand the handler swallowed, becomes its script failure.
+    fn run_handler(
+        &self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        index: usize,
+        function: &str,
+        invoke: impl FnOnce() -> mlua::Result<Ret>,
+    ) -> Result<(), ScriptFailure> {
+        let b = &self.bindings[index];
+        if let Err(e) = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id) {
+            return Err(self.failure(b, function, e));
+        }
+        if ctx.is_doomed() {
+            let msg = self
+                .shared
+                .doom
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| "a subcommand was rejected".into());
+            return Err(self.failure(b, function, (msg, None, ScriptErrorKind::Subcommand)));
         }
         Ok(())
     }
@@ -840,21 +853,7 @@ impl LuaHost {
                 .collect();
             call.call::<Ret>(all)
         };
-        let b = &self.bindings[index];
-        let result = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id);
-        if let Err(e) = result {
-            return Err(self.failure(b, &callback, e));
-        }
-        if ctx.is_doomed() {
-            let msg = self
-                .shared
-                .doom
-                .borrow()
-                .clone()
-                .unwrap_or_else(|| "a subcommand was rejected".into());
-            return Err(self.failure(b, &callback, (msg, None, ScriptErrorKind::Subcommand)));
-        }
-        Ok(())
+        self.run_handler(ctx, index, &callback, invoke)
     }
 }
 

@@ -7,7 +7,8 @@ use crate::host::{GuardKind, ScriptHost};
 use crate::kernel::Failure;
 use crate::payload::Payload;
 use crate::placement::{
-    detach, need_stack_top, new_stack_id, recompute_zones, snap_target, stack_target, StackTarget,
+    detach, need_stack_top, new_stack_id, push_onto_stack, recompute_zones, snap_target,
+    stack_target, StackTarget,
 };
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{EntityKey, Placement, Stack};
@@ -146,26 +147,7 @@ fn place_dropped(txn: &mut Txn<'_>, key: EntityKey, transform: Transform) {
     } else if let Some(target) = stack_target(state, e, pos) {
         txn.set_transform(key, Some(transform));
         match target {
-            StackTarget::Existing(sid) => {
-                let mut items = txn
-                    .state()
-                    .stacks
-                    .get(&sid)
-                    .map(|s| s.items.clone())
-                    .unwrap_or_default();
-                items.push(eid);
-                txn.set_stack(
-                    sid.clone(),
-                    Some(Stack {
-                        items: items.clone(),
-                    }),
-                );
-                txn.set_placement(key, Placement::Stack(sid.clone()));
-                txn.emit(EventKind::StackChanged {
-                    stack_id: sid,
-                    items,
-                });
-            }
+            StackTarget::Existing(sid) => push_onto_stack(txn, sid, key, eid),
             StackTarget::New(base) => {
                 let sid = new_stack_id(txn.state(), &txn.action_id().to_string());
                 let items = vec![base.clone(), eid];

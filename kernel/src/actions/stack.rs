@@ -4,7 +4,7 @@ use crate::action::Action;
 use crate::actions::{find, need, need_enabled};
 use crate::event::EventKind;
 use crate::payload::Payload;
-use crate::placement::{recompute_zones, remove_from_stack_emit};
+use crate::placement::{push_onto_stack, recompute_zones, remove_from_stack_emit};
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, EntityKey, Id, Placement, Stack, State};
 use crate::txn::Txn;
@@ -93,22 +93,11 @@ pub(crate) fn add(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let stack_id = p.str("stackId")?;
     let entity_id = p.str("entityId")?;
     let state = txn.state();
-    let (sid, stack) = find_stack(state, stack_id, "stackId")?;
+    let (sid, _) = find_stack(state, stack_id, "stackId")?;
     let (key, e) = find(state, entity_id, "entityId")?;
     need_stackable_in_world(e)?;
-    let mut items = stack.items.clone();
-    items.push(e.id.clone());
-    txn.set_stack(
-        sid.clone(),
-        Some(Stack {
-            items: items.clone(),
-        }),
-    );
-    txn.set_placement(key, Placement::Stack(sid.clone()));
-    txn.emit(EventKind::StackChanged {
-        stack_id: sid,
-        items,
-    });
+    let eid = e.id.clone();
+    push_onto_stack(txn, sid, key, eid);
     recompute_zones(txn, &[key]);
     Ok(())
 }
