@@ -104,7 +104,6 @@ fn collect(game: &Path) -> Vec<Problem> {
             }),
             Ok(source) => {
                 if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
-                    let message = message.split_once(": ").map_or(message.as_str(), |(_, m)| m).to_owned();
                     problems.push(Problem {
                         place: format!("{}:{line}", full.display()),
                         message: format!("syntax error: {message}"),

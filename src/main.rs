@@ -14,6 +14,7 @@ mod package;
 mod replay;
 mod room;
 mod scenario;
+mod watch;
 
 use error::CliError;
 use package::Package;
@@ -40,6 +41,8 @@ enum Command {
     Replay(ReplayArgs),
     /// Validate a game package and every script's syntax; runs nothing.
     Check(CheckArgs),
+    /// Run a room and reload the game's scripts and game.json when they change.
+    Watch(WatchArgs),
 }
 
 #[derive(clap::Args)]
@@ -83,6 +86,25 @@ struct RunArgs {
 }
 
 #[derive(clap::Args)]
+struct WatchArgs {
+    /// The game folder (holding game.json).
+    game: PathBuf,
+    /// Room seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Actions to process first; then standard input, one JSON action a line.
+    #[arg(long)]
+    actions: Option<PathBuf>,
+    /// Players to join and seat (default without --actions: one per seat).
+    #[arg(long, value_delimiter = ',')]
+    players: Option<Vec<String>>,
+    /// On every script change, replay the whole stream with the new code and
+    /// report where the outcome first diverges.
+    #[arg(long)]
+    replay_on_change: bool,
+}
+
+#[derive(clap::Args)]
 struct CheckArgs {
     /// The game folder (holding game.json) or the game.json file.
     game: PathBuf,
@@ -118,6 +140,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Test(args) => return test(&args),
         Command::Check(args) => return check::check(&args.game),
+        Command::Watch(args) => watch_cmd(&args),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
     };
     match result {
@@ -145,28 +168,11 @@ fn main() -> ExitCode {
 
 fn run(args: &RunArgs) -> Result<(), CliError> {
     let package = Package::load(&args.game)?;
-    let state = package.initial_state(args.seed)?;
-    let mut limits = package.limits()?;
-    if let Some(n) = args.instructions_max {
-        limits.instructions_max = n;
-    }
-    if let Some(n) = args.memory_max {
-        limits.memory_bytes_max = n;
-    }
-    let scripts = package.scripts()?;
-    let host = if scripts.is_empty() {
-        None
-    } else {
-        Some(
-            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, limits).map_err(
-                |e| CliError::Script {
-                    dir: package.dir.clone(),
-                    error: e,
-                },
-            )?,
-        )
-    };
-    let mut room = Room::new(state, host);
+    let mut room = package::build_room(
+        &package,
+        args.seed,
+        (args.instructions_max, args.memory_max),
+    )?;
     room.fires_max = args.max_end_fires;
     if let Some(path) = &args.record {
         let file = File::create(path).map_err(|e| CliError::Io {
@@ -330,4 +336,20 @@ impl<W: Write> Write for Readable<W> {
     fn flush(&mut self) -> io::Result<()> {
         self.0.flush()
     }
+}
+
+fn watch_cmd(args: &WatchArgs) -> Result<(), CliError> {
+    let seats = Package::load(&args.game)?.seats();
+    let players = match (&args.players, &args.actions) {
+        (Some(p), _) => p.clone(),
+        (None, None) => (1..=seats.len()).map(|i| format!("p{i}")).collect(),
+        (None, Some(_)) => Vec::new(),
+    };
+    watch::watch(&watch::Options {
+        game: args.game.clone(),
+        seed: args.seed,
+        actions: args.actions.clone(),
+        players,
+        replay_on_change: args.replay_on_change,
+    })
 }

@@ -253,6 +253,54 @@ impl Package {
     }
 }
 
+/// Builds a room for `package`: starting state with `seed`, and the Lua
+/// runtime when the game has scripts (limits from game.json, then
+/// `overrides` where given).
+///
+/// # Errors
+/// A broken manifest or a script that does not load.
+pub fn build_room(
+    package: &Package,
+    seed: u64,
+    overrides: (Option<u64>, Option<usize>),
+) -> Result<crate::room::Room, CliError> {
+    let state = package.initial_state(seed)?;
+    let host = package.script_host(&state, overrides)?;
+    Ok(crate::room::Room::new(state, host))
+}
+
+impl Package {
+    /// The Lua runtime for this package against `state`, or `None` for a
+    /// game without scripts.
+    ///
+    /// # Errors
+    /// A malformed scripts entry, an unreadable file, or a script that does
+    /// not load (syntax error, load-time error, unknown bound entity).
+    pub fn script_host(
+        &self,
+        state: &State,
+        (instructions, memory): (Option<u64>, Option<usize>),
+    ) -> Result<Option<digipology_lua::LuaHost>, CliError> {
+        let scripts = self.scripts()?;
+        if scripts.is_empty() {
+            return Ok(None);
+        }
+        let mut limits = self.limits()?;
+        if let Some(n) = instructions {
+            limits.instructions_max = n;
+        }
+        if let Some(n) = memory {
+            limits.memory_bytes_max = n;
+        }
+        digipology_lua::LuaHost::new(&scripts, self.modules(), state, limits)
+            .map(Some)
+            .map_err(|e| CliError::Script {
+                dir: self.dir.clone(),
+                error: e,
+            })
+    }
+}
+
 fn nonempty(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str)
         .filter(|s| !s.is_empty())

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::package::Package;
-use crate::room::{digest, Room};
+use crate::room::digest;
 
 /// Replays `log`; exit 0 when every hash matches, 1 at the first
 /// divergence (reported by sequence, with the differing state paths), 2
@@ -60,17 +60,6 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
     };
     let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let package = Package::load(&game_path).map_err(|e| e.to_string())?;
-    let state = package.initial_state(seed).map_err(|e| e.to_string())?;
-    let scripts = package.scripts().map_err(|e| e.to_string())?;
-    let host = if scripts.is_empty() {
-        None
-    } else {
-        let limits = package.limits().map_err(|e| e.to_string())?;
-        Some(
-            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, limits)
-                .map_err(|e| format!("{}: {e}", package.dir.display()))?,
-        )
-    };
     let mut expected: BTreeMap<String, String> = header
         .get("digest")
         .and_then(Value::as_object)
@@ -80,7 +69,8 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut room = Room::new(state, host);
+    let mut room =
+        crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
     room.autofire = false;
     let mut sink = std::io::sink();
     let mut verified = 0u64;

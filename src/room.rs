@@ -26,6 +26,19 @@ use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
 /// Default bound on timer fires after the input ends.
 pub const END_FIRES_MAX: u64 = 10_000;
 
+/// One processed action, kept for `watch` (replays after a change).
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The action as processed (with its `at`), or `{"raw": …}`.
+    pub action: Value,
+    /// The state hash after it.
+    pub hash: String,
+    /// Its event lines.
+    pub events: Vec<String>,
+    /// The state digest after it.
+    pub digest: BTreeMap<String, String>,
+}
+
 /// A running room.
 pub struct Room {
     kernel: Kernel,
@@ -36,6 +49,8 @@ pub struct Room {
     due_of: BTreeMap<String, i64>,
     record: Option<Box<dyn Write>>,
     digest: BTreeMap<String, String>,
+    /// Every processed action, when kept (`keep_history`).
+    pub history: Option<Vec<Step>>,
     /// Whether due timers fire on their own (off when replaying a record,
     /// which already holds every fire).
     pub autofire: bool,
@@ -59,6 +74,7 @@ impl Room {
             due_of: BTreeMap::new(),
             record: None,
             digest: BTreeMap::new(),
+            history: None,
             autofire: true,
             processed: 0,
             rejected: 0,
@@ -97,6 +113,16 @@ impl Room {
             .unwrap_or_default()
     }
 
+    /// Replaces the script runtime (hot reload): the canonical state stays.
+    pub fn replace_scripts(&mut self, host: Option<LuaHost>) {
+        self.scripts = host.map(Box::new);
+    }
+
+    /// The script runtime, if the game has scripts.
+    pub fn scripts(&self) -> Option<&LuaHost> {
+        self.scripts.as_deref()
+    }
+
     /// The kernel (state, hash).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
@@ -115,10 +141,26 @@ impl Room {
         if !out.accepted() {
             self.rejected += 1;
         }
+        let mut lines = Vec::new();
         for e in &out.events {
-            events.write_all(e.to_json_line().as_bytes())?;
+            let line = e.to_json_line();
+            events.write_all(line.as_bytes())?;
             events.write_all(b"\n")?;
             self.track_timer(&e.kind);
+            if self.history.is_some() {
+                lines.push(line);
+            }
+        }
+        if self.history.is_some() {
+            let step = Step {
+                action: action.clone(),
+                hash: self.kernel.state_hash(),
+                events: lines,
+                digest: digest(self.kernel.state()),
+            };
+            if let Some(h) = &mut self.history {
+                h.push(step);
+            }
         }
         if self.record.is_some() {
             let now = digest(self.kernel.state());

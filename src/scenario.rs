@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::error::CliError;
 use crate::package::Package;
 use crate::room::Room;
 
@@ -126,7 +125,8 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     }
     let seed = obj.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let package = Package::load(game).map_err(|e| e.to_string())?;
-    let mut room = build_room(&package, seed).map_err(|e| e.to_string())?;
+    let mut room =
+        crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
     let seats = package.seats();
     let players: Vec<String> = match obj.get("players") {
         None => Vec::new(),
@@ -149,23 +149,6 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         step_once(&mut room, step).map_err(|e| format!("step {n}: {e}"))?;
     }
     Ok(())
-}
-
-fn build_room(package: &Package, seed: u64) -> Result<Room, CliError> {
-    let state = package.initial_state(seed)?;
-    let scripts = package.scripts()?;
-    let host = if scripts.is_empty() {
-        None
-    } else {
-        Some(
-            digipology_lua::LuaHost::new(&scripts, package.modules(), &state, package.limits()?)
-                .map_err(|e| CliError::Script {
-                    dir: package.dir.clone(),
-                    error: e,
-                })?,
-        )
-    };
-    Ok(Room::new(state, host))
 }
 
 fn events_of(buf: &[u8]) -> Vec<Value> {

@@ -357,6 +357,16 @@ impl LuaHost {
         Ok(())
     }
 
+    /// Whether binding `binding` of script `script` defines a global
+    /// function `name` (to report callbacks a reload made vanish).
+    pub fn has_function(&self, script: &str, binding: &str, name: &str) -> bool {
+        self.bindings.iter().any(|b| {
+            b.script_id == script
+                && b.binding_id == binding
+                && matches!(b.defs.raw_get::<LuaValue>(name), Ok(LuaValue::Function(_)))
+        })
+    }
+
     /// Lines scripts printed since the last call (not canonical).
     pub fn take_log(&self) -> Vec<String> {
         std::mem::take(&mut *self.shared.log.borrow_mut())
@@ -919,9 +929,16 @@ fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         other => other.to_string(),
     };
+    let line = line_of(&message).unwrap_or(0);
+    // Lua's message starts with "file:line: "; the error shows those apart.
+    let prefix = format!("{file}:{line}: ");
+    let message = message
+        .strip_prefix(&prefix)
+        .map(str::to_owned)
+        .unwrap_or(message);
     LoadError::Syntax {
         file: file.to_owned(),
-        line: line_of(&message).unwrap_or(0),
+        line,
         message,
     }
 }
