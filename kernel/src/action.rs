@@ -241,6 +241,10 @@ registry! {
     PlayerJoined => "system.player_joined", player: Never, script: false, system: true;
     PlayerLeft => "system.player_left", player: Never, script: false, system: true;
     SeatAssign => "system.seat_assign", player: Never, script: false, system: true;
+    PlayerDisconnected => "system.player_disconnected", player: Never, script: false, system: true;
+    PlayerRemoved => "system.player_removed", player: Never, script: false, system: true;
+    EntitySpawn => "entity.spawn", player: Sandbox, script: true, system: true;
+    EntityDestroy => "entity.destroy", player: Sandbox, script: true, system: true;
     EntityGrab => "entity.grab", player: Always, script: false, system: false;
     EntityDrop => "entity.drop", player: Always, script: false, system: false;
     EntityMove => "entity.move", player: Never, script: true, system: true;
@@ -249,6 +253,9 @@ registry! {
     ContainerMove => "container.move", player: Never, script: true, system: false;
     DeckShuffle => "deck.shuffle", player: Always, script: true, system: false;
     DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false;
+    DeckDrawToWorld => "deck.draw_to_world", player: Always, script: true, system: false;
+    DeckDeal => "deck.deal", player: Always, script: true, system: false;
+    DieSetValue => "die.set_value", player: Never, script: true, system: false;
     StackRemoveTop => "stack.remove_top", player: Always, script: true, system: false;
     StackCreate => "stack.create", player: Never, script: true, system: false;
     StackAdd => "stack.add", player: Never, script: true, system: false;

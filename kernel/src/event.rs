@@ -232,6 +232,46 @@ pub enum EventKind {
         /// New value.
         value: String,
     },
+    /// `player.disconnected`
+    PlayerDisconnected {
+        /// Who.
+        player_id: Id,
+    },
+    /// `player.removed`
+    PlayerRemoved {
+        /// Who.
+        player_id: Id,
+    },
+    /// `entity.spawned`
+    EntitySpawned {
+        /// The new entity.
+        entity_id: Id,
+        /// Its prefab.
+        prefab_id: String,
+    },
+    /// `entity.destroyed`
+    EntityDestroyed {
+        /// The entity that is gone.
+        entity_id: Id,
+    },
+    /// `deck.drawn` by `deck.draw_to_world` (target `null`: the world).
+    DeckDrawnToWorld {
+        /// Deck.
+        deck_id: Id,
+        /// The card now in the world.
+        entity_id: Id,
+    },
+    /// `deck.dealt`
+    DeckDealt {
+        /// Deck.
+        deck_id: Id,
+        /// Cards each target received.
+        cards_each: u64,
+        /// Resolved target containers, in deal order of a round.
+        targets: Vec<Id>,
+        /// The cards, in the order they were dealt.
+        entity_ids: Vec<Id>,
+    },
     /// `prompt.created`
     PromptCreated {
         /// Prompt.
@@ -345,6 +385,12 @@ impl EventKind {
             EventKind::CounterChanged { .. } => "counter.changed",
             EventKind::ButtonPressed { .. } => "button.pressed",
             EventKind::TextChanged { .. } => "text.changed",
+            EventKind::PlayerDisconnected { .. } => "player.disconnected",
+            EventKind::PlayerRemoved { .. } => "player.removed",
+            EventKind::EntitySpawned { .. } => "entity.spawned",
+            EventKind::EntityDestroyed { .. } => "entity.destroyed",
+            EventKind::DeckDrawnToWorld { .. } => "deck.drawn",
+            EventKind::DeckDealt { .. } => "deck.dealt",
             EventKind::PromptCreated { .. } => "prompt.created",
             EventKind::PromptResponded { .. } => "prompt.responded",
             EventKind::PromptCanceled { .. } => "prompt.canceled",
@@ -367,6 +413,18 @@ impl EventKind {
             | EventKind::ButtonPressed { entity_id, .. }
             | EventKind::TextChanged { entity_id, .. } => vec![entity_id],
             EventKind::DeckShuffled { deck_id } => vec![deck_id],
+            EventKind::EntitySpawned { entity_id, .. }
+            | EventKind::EntityDestroyed { entity_id } => vec![entity_id],
+            EventKind::DeckDrawnToWorld { deck_id, entity_id } => vec![deck_id, entity_id],
+            EventKind::DeckDealt {
+                deck_id,
+                targets,
+                entity_ids,
+                ..
+            } => std::iter::once(deck_id)
+                .chain(targets)
+                .chain(entity_ids)
+                .collect(),
             EventKind::ContainerRemoved {
                 container_id,
                 entity_id,
@@ -530,6 +588,32 @@ impl EventKind {
             EventKind::TextChanged { entity_id, value } => {
                 f("entityId", Str(entity_id));
                 f("value", Str(value));
+            }
+            EventKind::PlayerDisconnected { player_id }
+            | EventKind::PlayerRemoved { player_id } => f("playerId", Str(player_id)),
+            EventKind::EntitySpawned {
+                entity_id,
+                prefab_id,
+            } => {
+                f("entityId", Str(entity_id));
+                f("prefabId", Str(prefab_id));
+            }
+            EventKind::EntityDestroyed { entity_id } => f("entityId", Str(entity_id)),
+            EventKind::DeckDrawnToWorld { deck_id, entity_id } => {
+                f("deckId", Str(deck_id));
+                f("target", Field::Null);
+                f("entityIds", Ids(std::slice::from_ref(entity_id)));
+            }
+            EventKind::DeckDealt {
+                deck_id,
+                cards_each,
+                targets,
+                entity_ids,
+            } => {
+                f("deckId", Str(deck_id));
+                f("cardsEach", Num(*cards_each as f64));
+                f("targets", Ids(targets));
+                f("entityIds", Ids(entity_ids));
             }
             EventKind::PromptCreated {
                 prompt_id,

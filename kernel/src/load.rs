@@ -96,6 +96,21 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
         load_stacks(&mut state, stacks)?;
     }
     link_containers(&mut state)?;
+    if let Some(prefabs) = top.get("prefabs") {
+        let map = as_object(prefabs, "prefabs")?;
+        for (pid, def) in map {
+            let path = format!("prefabs[\"{pid}\"]");
+            let obj = as_object(def, &path)?;
+            if obj.contains_key("id") {
+                return err(
+                    &format!("{path}.id"),
+                    "prefabs have no id: spawned entities get one from the spawning action",
+                );
+            }
+            entity_from_def("", obj, &path)?;
+            state.prefabs.insert(pid.clone(), def.clone());
+        }
+    }
     state.rebuild_indexes();
     for key in ["scripts", "prefabs", "limits"] {
         if let Some(v) = top.get(key) {
@@ -193,6 +208,20 @@ fn add_entity(
     obj: &Map<String, Json>,
     path: &str,
 ) -> Result<(), LoadError> {
+    let e = entity_from_def(id, obj, path)?;
+    state.insert_entity(e).map_err(|m| LoadError {
+        path: path.to_owned(),
+        message: m,
+    })?;
+    Ok(())
+}
+
+/// Builds an entity from its `game.json` definition (also used for
+/// prefabs, whose definitions have no id).
+///
+/// # Errors
+/// The first problem, with its path.
+pub fn entity_from_def(id: &str, obj: &Map<String, Json>, path: &str) -> Result<Entity, LoadError> {
     only_keys(obj, ENTITY_KEYS, path)?;
     let mut e = Entity::new(id);
     if let Some(tags) = obj.get("tags") {
@@ -225,12 +254,19 @@ fn add_entity(
         for (name, v) in comps {
             component(&mut e, name, v, &format!("{path}.components.{name}"))?;
         }
+        if e.components
+            .container
+            .as_ref()
+            .is_some_and(|c| !c.items.is_empty())
+            && id.is_empty()
+        {
+            return err(
+                &format!("{path}.components.container.items"),
+                "a prefab's container starts empty",
+            );
+        }
     }
-    state.insert_entity(e).map_err(|m| LoadError {
-        path: path.to_owned(),
-        message: m,
-    })?;
-    Ok(())
+    Ok(e)
 }
 
 /// Component names a `game.json` entity may carry.

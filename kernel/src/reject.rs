@@ -37,6 +37,10 @@ pub enum RejectCode {
     PlayerNotFound,
     /// The payload names an entity that does not exist.
     EntityNotFound,
+    /// `entity.spawn` names a prefab the game does not define.
+    PrefabNotFound,
+    /// A deal target names a player who has no hand container.
+    NoHand,
     /// The payload names a stack that does not exist.
     StackNotFound,
     /// `stack.create` with an id that is already a stack.
@@ -128,6 +132,8 @@ impl RejectCode {
             RejectCode::PlayerExists => "player_exists",
             RejectCode::PlayerNotFound => "player_not_found",
             RejectCode::EntityNotFound => "entity_not_found",
+            RejectCode::PrefabNotFound => "prefab_not_found",
+            RejectCode::NoHand => "no_hand",
             RejectCode::StackNotFound => "stack_not_found",
             RejectCode::StackExists => "stack_exists",
             RejectCode::MissingComponent => "missing_component",

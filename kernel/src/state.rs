@@ -320,6 +320,8 @@ pub struct State {
     pub rng: Rng,
     /// Derived placement indexes (not canonical).
     pub(crate) spatial: Spatial,
+    /// Prefab definitions from `game.json` (package data, not canonical).
+    pub prefabs: BTreeMap<String, serde_json::Value>,
 }
 
 impl State {
@@ -338,7 +340,38 @@ impl State {
             storage: BTreeMap::new(),
             rng: Rng::from_seed(seed),
             spatial: Spatial::default(),
+            prefabs: BTreeMap::new(),
         }
+    }
+
+    /// Adds an entity to a live room (index and spatial index included).
+    pub(crate) fn insert_live(&mut self, entity: Entity) -> Option<EntityKey> {
+        if self.index.contains_key(&entity.id) {
+            return None;
+        }
+        let grow = entity
+            .components
+            .snap_point
+            .as_ref()
+            .is_some_and(|s| !self.spatial.snap_radius_fits(s.radius));
+        self.spatial.add(&entity);
+        let id = entity.id.clone();
+        let key = self.entities.insert(entity);
+        self.index.insert(id, key);
+        if grow {
+            // A snap point wider than the grid's cells: rebuild with bigger cells.
+            self.spatial = Spatial::build(self.entities.values());
+        }
+        Some(key)
+    }
+
+    /// Removes an entity from a live room (index and spatial index
+    /// included); its handle becomes invalid.
+    pub(crate) fn remove_live(&mut self, key: EntityKey) -> Option<Entity> {
+        let e = self.entities.remove(key)?;
+        self.index.remove(&e.id);
+        self.spatial.remove(&e);
+        Some(e)
     }
 
     /// Rebuilds the derived indexes and every zone's members from scratch

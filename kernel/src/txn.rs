@@ -13,6 +13,7 @@ use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
 use crate::value::Value;
+use rustc_hash::FxHashMap;
 
 /// One reversible change.
 #[derive(Debug)]
@@ -27,6 +28,11 @@ enum Undo {
     Placement(EntityKey, Placement),
     Stack(Id, Option<Stack>),
     Prompt(Id, Option<Prompt>),
+    /// An entity added in this transaction (spawn): removed on rollback.
+    Inserted(EntityKey),
+    /// An entity removed in this transaction (destroy): put back on
+    /// rollback (under a new handle; ids are what is canonical).
+    Removed(EntityKey, Box<Entity>),
     Timer(Id, Option<Timer>),
     /// A zone gained (`true`) or lost (`false`) this member.
     ZoneMember(EntityKey, Id, bool),
@@ -66,6 +72,7 @@ pub struct Txn<'s> {
     pub(crate) event_depths: Vec<u32>,
     pub(crate) depth: u32,
     pub(crate) subcommands: u32,
+    spawns: u32,
     pub(crate) poison: Option<Poison>,
     pub(crate) limits: Limits,
     seq: u64,
@@ -89,6 +96,7 @@ impl<'s> Txn<'s> {
             event_depths: buffers.depths,
             depth: 0,
             subcommands: 0,
+            spawns: 0,
             poison: None,
             limits,
             seq,
@@ -146,10 +154,15 @@ impl<'s> Txn<'s> {
     }
 
     fn undo_all(&mut self) {
+        // A destroyed entity comes back under a new handle: older records
+        // that name its old handle are translated.
+        let mut remap: FxHashMap<EntityKey, EntityKey> = FxHashMap::default();
         while let Some(u) = self.undo.pop() {
             let st = &mut *self.state;
+            let m = |k: EntityKey| remap.get(&k).copied().unwrap_or(k);
             match u {
-                Undo::Entity(k, e) => {
+                Undo::Entity(k0, e) => {
+                    let k = m(k0);
                     if let Some(slot) = st.entity_mut(k) {
                         debug_assert_eq!(
                             slot.components.transform, e.components.transform,
@@ -158,15 +171,25 @@ impl<'s> Txn<'s> {
                         *slot = *e;
                     }
                 }
-                Undo::Transform(k, t) => st.replace_transform(k, t),
-                Undo::Placement(k, p) => {
+                Undo::Transform(k, t) => st.replace_transform(m(k), t),
+                Undo::Placement(k0, p) => {
+                    let k = m(k0);
                     if let Some(e) = st.entity_mut(k) {
                         e.placement = p;
                     }
                 }
-                Undo::ZoneMember(k, id, added) => {
+                Undo::ZoneMember(k0, id, added) => {
+                    let k = m(k0);
                     if let Some(z) = st.entity_mut(k).and_then(|e| e.components.zone.as_mut()) {
                         set_member(&mut z.members, &id, !added);
+                    }
+                }
+                Undo::Inserted(k) => {
+                    st.remove_live(m(k));
+                }
+                Undo::Removed(old, e) => {
+                    if let Some(new) = st.insert_live(*e) {
+                        remap.insert(old, new);
                     }
                 }
                 Undo::Prompt(id, prev) => {
@@ -187,22 +210,26 @@ impl<'s> Txn<'s> {
                         None => st.stacks.remove(&id),
                     };
                 }
-                Undo::Counter(k, v) => {
+                Undo::Counter(k0, v) => {
+                    let k = m(k0);
                     if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
                         c.value = v;
                     }
                 }
-                Undo::Flipped(k, v) => {
+                Undo::Flipped(k0, v) => {
+                    let k = m(k0);
                     if let Some(e) = st.entity_mut(k) {
                         e.components.flippable = Some(v);
                     }
                 }
-                Undo::Locked(k, v) => {
+                Undo::Locked(k0, v) => {
+                    let k = m(k0);
                     if let Some(e) = st.entity_mut(k) {
                         e.components.lockable = Some(v);
                     }
                 }
-                Undo::HeldBy(k, v) => {
+                Undo::HeldBy(k0, v) => {
+                    let k = m(k0);
                     if let Some(e) = st.entity_mut(k) {
                         e.held_by = v;
                     }
@@ -304,6 +331,26 @@ impl<'s> Txn<'s> {
                 self.undo.push(Undo::ZoneMember(zone, id.clone(), inside));
             }
         }
+    }
+
+    /// Adds a new entity; `None` when the id is taken.
+    pub(crate) fn insert_entity(&mut self, entity: Entity) -> Option<EntityKey> {
+        let key = self.state.insert_live(entity)?;
+        self.undo.push(Undo::Inserted(key));
+        Some(key)
+    }
+
+    /// Removes an entity (its memberships must already be cleaned).
+    pub(crate) fn remove_entity(&mut self, key: EntityKey) {
+        if let Some(e) = self.state.remove_live(key) {
+            self.undo.push(Undo::Removed(key, Box::new(e)));
+        }
+    }
+
+    /// Counts spawns in this transaction (1, 2, …) for spawned ids.
+    pub(crate) fn next_spawn(&mut self) -> u32 {
+        self.spawns += 1;
+        self.spawns
     }
 
     /// Creates or replaces a prompt record.

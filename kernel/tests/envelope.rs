@@ -72,10 +72,10 @@ fn unknown_types_are_rejected_before_anything_else() {
         "unknown_action_type",
     );
     assert!(msg.contains("entity.teleport"));
-    // Registry rows kernel v1 has not registered yet are unknown too.
+    // Names outside the registry are unknown, whatever they look like.
     line_rejected(
         &mut k,
-        r#"{"type":"deck.deal","source":{"kind":"system"},"payload":{}}"#,
+        r#"{"type":"deck.cut","source":{"kind":"system"},"payload":{}}"#,
         "unknown_action_type",
     );
 }

@@ -4,6 +4,7 @@ use crate::action::Action;
 use crate::actions::{find, need, need_enabled};
 use crate::event::EventKind;
 use crate::payload::Payload;
+use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, Id, Placement};
 use crate::txn::Txn;
@@ -105,6 +106,160 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
         deck_id: deck,
         target,
         entity_ids: drawn,
+    });
+    Ok(())
+}
+
+/// The deck's top card goes into the world, at `transform` when given (else
+/// where the deck stands, else where the card was).
+pub(crate) fn draw_to_world(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["deckId", "transform"])?;
+    let deck_id = p.str("deckId")?;
+    let transform = match p.opt("transform") {
+        None => None,
+        Some(_) => Some(p.transform("transform")?),
+    };
+    let (deck_key, deck) = find(txn.state(), deck_id, "deckId")?;
+    need_deck(deck)?;
+    let Some(top) = deck
+        .components
+        .container
+        .as_ref()
+        .and_then(|c| c.items.last().cloned())
+    else {
+        return reject(
+            RejectCode::InsufficientCards,
+            format!("deck \"{deck_id}\" is empty"),
+        );
+    };
+    let at = transform.or(deck.components.transform);
+    let deck = deck.id.clone();
+    if let Some(c) = txn
+        .entity_mut(deck_key)
+        .and_then(|e| e.components.container.as_mut())
+    {
+        c.items.pop();
+    }
+    let Some(card) = txn.state().key(&top) else {
+        return Ok(());
+    };
+    txn.set_placement(card, Placement::World);
+    if let Some(t) = at {
+        txn.set_transform(card, Some(t));
+    }
+    txn.emit(EventKind::DeckDrawnToWorld {
+        deck_id: deck,
+        entity_id: top,
+    });
+    recompute_zones(txn, &[card]);
+    Ok(())
+}
+
+/// A deal target: a container entity, or a player's hand (the first
+/// container, in id order, tagged `hand` whose `props.owner` is the player).
+fn resolve_target(state: &crate::state::State, target: &str) -> Result<Id, Rejection> {
+    if let Some(e) = state.entity(target) {
+        need(e.components.container.is_some(), e, "container")?;
+        return Ok(e.id.clone());
+    }
+    if state.players.contains_key(target) {
+        let hand = state.entities_sorted().into_iter().find(|e| {
+            e.components.container.is_some()
+                && e.tags.binary_search(&"hand".to_owned()).is_ok()
+                && e.props.get("owner") == Some(&crate::value::Value::from(target))
+        });
+        return match hand {
+            Some(h) => Ok(h.id.clone()),
+            None => reject(
+                RejectCode::NoHand,
+                format!("player \"{target}\" has no hand (a container tagged \"hand\" with props.owner = \"{target}\")"),
+            ),
+        };
+    }
+    reject(
+        RejectCode::EntityNotFound,
+        format!("payload.targets: no container or player \"{target}\""),
+    )
+}
+
+/// Round-robin over the targets in array order, `cardsEach` rounds, all or
+/// nothing.
+pub(crate) fn deal(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["deckId", "targets", "cardsEach"])?;
+    let deck_id = p.str("deckId")?;
+    let targets = p.str_list("targets")?;
+    let each = p.positive_int("cardsEach")?;
+    if targets.is_empty() {
+        return reject(
+            RejectCode::InvalidValue,
+            "payload.targets must name at least one target",
+        );
+    }
+    let state = txn.state();
+    let (deck_key, deck) = find(state, deck_id, "deckId")?;
+    need_deck(deck)?;
+    let resolved = targets
+        .iter()
+        .map(|t| resolve_target(state, t))
+        .collect::<Result<Vec<Id>, _>>()?;
+    if resolved.iter().any(|t| *t == deck.id) {
+        return reject(RejectCode::SameContainer, "the deck cannot deal to itself");
+    }
+    let total = each.saturating_mul(resolved.len() as u64);
+    let available = deck
+        .components
+        .container
+        .as_ref()
+        .map_or(0, |c| c.items.len()) as u64;
+    if available < total {
+        return reject(
+            RejectCode::InsufficientCards,
+            format!("deck \"{deck_id}\" has {available} cards, the deal needs {total}"),
+        );
+    }
+    for t in &resolved {
+        let receives = each * resolved.iter().filter(|x| *x == t).count() as u64;
+        let c = state
+            .entity(t)
+            .and_then(|e| e.components.container.as_ref());
+        let held = c.map_or(0, |c| c.items.len()) as u64;
+        if let Some(cap) = c.and_then(|c| c.capacity) {
+            if held + receives > cap {
+                return reject(
+                    RejectCode::CapacityExceeded,
+                    format!("\"{t}\" holds {held} of {cap}; {receives} more do not fit"),
+                );
+            }
+        }
+    }
+    let deck = deck.id.clone();
+    let mut dealt = Vec::with_capacity(total as usize);
+    for _ in 0..each {
+        for t in &resolved {
+            let card = txn
+                .entity_mut(deck_key)
+                .and_then(|e| e.components.container.as_mut())
+                .and_then(|c| c.items.pop());
+            let Some(card) = card else { continue };
+            if let Some(tk) = txn.state().key(t) {
+                if let Some(c) = txn
+                    .entity_mut(tk)
+                    .and_then(|e| e.components.container.as_mut())
+                {
+                    c.items.push(card.clone());
+                }
+            }
+            if let Some(ck) = txn.state().key(&card) {
+                txn.set_placement(ck, Placement::Container(t.clone()));
+            }
+            dealt.push(card);
+        }
+    }
+    txn.emit(EventKind::DeckDealt {
+        deck_id: deck,
+        cards_each: each,
+        targets: resolved,
+        entity_ids: dealt,
     });
     Ok(())
 }

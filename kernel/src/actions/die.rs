@@ -49,3 +49,36 @@ pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
     });
     Ok(())
 }
+
+/// Script only: the value must equal one of the die's faces exactly. The
+/// registry's matrix names no event for it: the new face is in the state.
+pub(crate) fn set_value(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["entityId", "value"])?;
+    let entity_id = p.str("entityId")?;
+    let Some(raw) = p.opt("value") else {
+        return reject(RejectCode::MissingField, "payload.value is required");
+    };
+    let value = Value::from_json(raw)
+        .map_err(|e| Rejection::new(RejectCode::NotFinite, format!("payload.value: {e}")))?;
+    let (key, e) = find(txn.state(), entity_id, "entityId")?;
+    need(e.components.die.is_some(), e, "die")?;
+    let faces = e
+        .components
+        .die
+        .as_ref()
+        .map(|d| d.effective_faces())
+        .unwrap_or_default();
+    if !faces.contains(&value) {
+        return reject(
+            RejectCode::InvalidValue,
+            format!(
+                "{} is not a face of die \"{entity_id}\"",
+                value.to_canonical_json()
+            ),
+        );
+    }
+    if let Some(d) = txn.entity_mut(key).and_then(|e| e.components.die.as_mut()) {
+        d.value = value;
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@ pub(crate) mod counter;
 pub(crate) mod deck;
 pub(crate) mod die;
 pub(crate) mod entity;
+pub(crate) mod lifecycle;
 pub(crate) mod prompt;
 pub(crate) mod snap;
 pub(crate) mod stack;
@@ -35,6 +36,13 @@ pub(crate) fn apply(
         ActionType::PlayerJoined => system::player_joined(txn, action)?,
         ActionType::PlayerLeft => system::player_left(txn, action)?,
         ActionType::SeatAssign => system::seat_assign(txn, action)?,
+        ActionType::PlayerDisconnected => system::player_disconnected(txn, action)?,
+        ActionType::PlayerRemoved => system::player_removed(txn, action)?,
+        ActionType::EntitySpawn => lifecycle::spawn(txn, action)?,
+        ActionType::EntityDestroy => lifecycle::destroy(txn, action)?,
+        ActionType::DeckDrawToWorld => deck::draw_to_world(txn, action)?,
+        ActionType::DeckDeal => deck::deal(txn, action)?,
+        ActionType::DieSetValue => die::set_value(txn, action)?,
         ActionType::EntityGrab => entity::grab(txn, action, host)?,
         ActionType::EntityFlip => entity::flip(txn, action, host)?,
         ActionType::EntityDrop => entity::drop(txn, action, host)?,

@@ -66,23 +66,26 @@ pub(crate) fn player_joined(txn: &mut Txn<'_>, action: &Action) -> Result<(), Re
     Ok(())
 }
 
-/// Releases held objects (EntityId order), clears seats (SeatId order),
-/// deletes the player.
-pub(crate) fn player_left(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+/// The payload's existing player.
+fn existing_player(txn: &Txn<'_>, action: &Action) -> Result<Id, Rejection> {
     let p = Payload::new(&action.payload, &["playerId"])?;
     let player_id = p.id("playerId")?;
-    let Some((id, _)) = txn.state().players.get_key_value(player_id) else {
-        return reject(
+    match txn.state().players.get_key_value(player_id) {
+        Some((id, _)) => Ok(id.clone()),
+        None => reject(
             RejectCode::PlayerNotFound,
             format!("player \"{player_id}\" is not in the room"),
-        );
-    };
-    let id = id.clone();
+        ),
+    }
+}
+
+/// Releases every entity `id` holds, in EntityId order (`entity.dropped`).
+fn release_holds(txn: &mut Txn<'_>, id: &Id) {
     let mut held: Vec<_> = txn
         .state()
         .entities
         .iter()
-        .filter(|(_, e)| e.held_by.as_deref() == Some(player_id))
+        .filter(|(_, e)| e.held_by.as_ref() == Some(id))
         .map(|(k, e)| (e.id.clone(), k))
         .collect();
     held.sort_unstable();
@@ -93,11 +96,17 @@ pub(crate) fn player_left(txn: &mut Txn<'_>, action: &Action) -> Result<(), Reje
             player_id: id.clone(),
         });
     }
+}
+
+/// Releases holds, clears the player's seats (SeatId order) and deletes the
+/// player.
+fn depart(txn: &mut Txn<'_>, id: &Id) {
+    release_holds(txn, id);
     let seats: Vec<Id> = txn
         .state()
         .seats
         .iter()
-        .filter(|(_, occ)| occ.as_deref() == Some(player_id))
+        .filter(|(_, occ)| occ.as_ref() == Some(id))
         .map(|(s, _)| s.clone())
         .collect();
     for seat_id in seats {
@@ -108,7 +117,32 @@ pub(crate) fn player_left(txn: &mut Txn<'_>, action: &Action) -> Result<(), Reje
         });
     }
     txn.set_player(id.clone(), None);
+}
+
+/// Releases held objects (EntityId order), clears seats (SeatId order),
+/// deletes the player.
+pub(crate) fn player_left(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let id = existing_player(txn, action)?;
+    depart(txn, &id);
     txn.emit(EventKind::PlayerLeft { player_id: id });
+    Ok(())
+}
+
+/// A grace-period-expired departure: held objects are released; the player
+/// and their seats stay, so they can act again when they are back.
+pub(crate) fn player_disconnected(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let id = existing_player(txn, action)?;
+    release_holds(txn, &id);
+    txn.emit(EventKind::PlayerDisconnected { player_id: id });
+    Ok(())
+}
+
+/// A kick: like leaving (holds released, seats cleared, player deleted),
+/// reported as `player.removed`.
+pub(crate) fn player_removed(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let id = existing_player(txn, action)?;
+    depart(txn, &id);
+    txn.emit(EventKind::PlayerRemoved { player_id: id });
     Ok(())
 }
 
