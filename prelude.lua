@@ -379,6 +379,7 @@ local function submit(action_type, payload)
   end
   local ok, err, kind = K("submit", action_type, unpack(args, 1, n))
   if not ok then fail(kind or "subcommand", err, 3) end
+  return err   -- on success: the id of an entity the action produced, if any
 end
 
 local FIELDS = {
@@ -438,7 +439,33 @@ end
 function Entity:flip() key_of(self); submit("entity.flip", { entityId = rawget(self, 1) }) end
 function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = rawget(self, 1), locked = b }) end
 function Entity:roll() key_of(self); submit("die.roll", { entityId = rawget(self, 1) }) end
-function Entity:set_value(v) key_of(self); submit("counter.set", { entityId = rawget(self, 1), value = v }) end
+-- A counter's value, or (for a die without a counter) the face showing.
+function Entity:set_value(v)
+  key_of(self)
+  if read(self, "has:counter") or not read(self, "has:die") then
+    submit("counter.set", { entityId = rawget(self, 1), value = v })
+  else
+    submit("die.set_value", { entityId = rawget(self, 1), value = v })
+  end
+end
+
+function Entity:destroy() key_of(self); submit("entity.destroy", { entityId = rawget(self, 1) }) end
+
+-- deck:deal({hand_a, "p2", …}, cards_each): round-robin; a player (proxy or
+-- id) means that player's hand.
+function Entity:deal(targets, cards_each)
+  key_of(self)
+  local ids = {}
+  for i, t in raw_ipairs(targets) do ids[i] = id_of(t, "a container or a player") end
+  submit("deck.deal", { deckId = rawget(self, 1), targets = ids, cardsEach = cards_each or 1 })
+end
+
+-- deck:draw_to_world([t]): the top card into the world; returns its proxy.
+function Entity:draw_to_world(t)
+  key_of(self)
+  local id = submit("deck.draw_to_world", { deckId = rawget(self, 1), transform = t })
+  if id then return entity_proxy(id, K("lookup", id)) end
+end
 function Entity:add(n) key_of(self); submit("counter.add", { entityId = rawget(self, 1), amount = n }) end
 function Entity:set_text(s) key_of(self); submit("text.set", { entityId = rawget(self, 1), value = s }) end
 function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = rawget(self, 1) }) end
@@ -578,6 +605,18 @@ function game.seats() return K("seats") end
 
 function game.stack(id)
   if K("stack", id) then return stack_proxy(id) end
+end
+
+-- game.spawn("prefab", {transform = …, position = {x=, y=, z=}, props = {…}}):
+-- a new entity from a game.json prefab; returns its proxy.
+function game.spawn(prefab, opts)
+  opts = opts or {}
+  local t = opts.transform
+  if t == nil and opts.position then
+    t = { position = opts.position, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
+  end
+  local id = submit("entity.spawn", { prefabId = prefab, transform = t, props = opts.props })
+  return entity_proxy(id, K("lookup", id))
 end
 
 function game.create_stack(id, items)

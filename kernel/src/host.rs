@@ -196,6 +196,11 @@ impl ScriptCtx<'_, '_> {
         self.txn.action_id()
     }
 
+    /// Events emitted so far in this transaction (subcommands included).
+    pub fn events(&self) -> &[Event] {
+        &self.txn.events
+    }
+
     /// Whether a subcommand has already failed (the transaction is doomed).
     pub fn is_doomed(&self) -> bool {
         self.txn.poison.is_some()

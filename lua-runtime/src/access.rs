@@ -467,8 +467,25 @@ impl Call<'_, '_, '_> {
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
+        let before = ctx.events().len();
         match ctx.submit(script_id, binding_id, &action_type, payload) {
-            Ok(()) => ok_true(),
+            Ok(()) => {
+                // A spawn or a draw to the world names the entity it produced.
+                let made = ctx.events()[before..].iter().find_map(|e| match &e.kind {
+                    digipology_kernel::EventKind::EntitySpawned { entity_id, .. }
+                    | digipology_kernel::EventKind::DeckDrawnToWorld { entity_id, .. } => {
+                        Some(entity_id.to_string())
+                    }
+                    _ => None,
+                });
+                match made {
+                    Some(id) => Ok(MultiValue::from_iter([
+                        LuaValue::Boolean(true),
+                        LuaValue::String(lua.create_string(&id)?),
+                    ])),
+                    None => ok_true(),
+                }
+            }
             Err(r) => {
                 let msg = format!("{action_type} rejected: {r}");
                 self.shared.doom(&msg);

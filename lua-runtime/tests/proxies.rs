@@ -107,7 +107,7 @@ fn game_reads() {
         storage.seq = game.sequence
         storage.action = game.action_id
     "#);
-    assert_eq!(st["n"], json!(17));
+    assert_eq!(st["n"], json!(18));
     assert_eq!(st["first"], json!("btn"));
     assert_eq!(st["cards"], json!(["card", "card2"]));
     assert_eq!(st["players"], json!(["p1", "p2"]));
@@ -350,4 +350,63 @@ fn require_loads_the_games_own_modules() {
         )
         .accepted());
     assert_eq!(storage(&k, "main"), json!({"v": 42}));
+}
+
+#[test]
+fn spawn_deal_draw_to_world_and_die_faces() {
+    let (k, _, st) = run(r#"
+        local t = game.spawn("token", {position = {x = 3, y = 0, z = 4}, props = {color = "blue"}})
+        storage.token = t.id
+        storage.color = t.props.color
+        storage.pos = t.position
+        local deck = game.entity("deck")
+        deck:deal({game.entity("hand"), "p2"}, 1)
+        storage.hand = #game.entity("hand"):items()
+        storage.p2 = game.entity("hand_p2"):items()[1].id
+        local card = deck:draw_to_world({position = {x = 1, y = 0, z = 1}, rotation = {x = 0, y = 0, z = 0, w = 1}, scale = {x = 1, y = 1, z = 1}})
+        storage.drawn = card.id
+        storage.drawn_where = card.placement.kind
+        game.entity("d6"):set_value(5)
+        storage.face = game.entity("d6").value
+    "#);
+    let token = st["token"].as_str().unwrap_or("");
+    assert!(
+        token.starts_with("token_a") && token.ends_with("_1"),
+        "{token}"
+    );
+    assert_eq!(st["color"], json!("blue"));
+    assert_eq!(st["pos"], json!({"x": 3, "y": 0, "z": 4}));
+    assert_eq!(
+        (st["hand"].clone(), st["p2"].clone()),
+        (json!(1), json!("c2"))
+    );
+    assert_eq!(
+        (st["drawn"].clone(), st["drawn_where"].clone()),
+        (json!("c1"), json!("world"))
+    );
+    assert_eq!(st["face"], json!(5));
+    k.state().check_invariants().expect("invariants");
+}
+
+#[test]
+fn a_proxy_to_a_destroyed_entity_errors_and_touches_nothing_else() {
+    let src = "function on_button_pressed(event)\n  local t = game.entity('card')\n  t:destroy()\n  storage.gone = not t:exists()\n  t:flip()\nend\n";
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("'card' no longer exists"),
+        "{err}"
+    );
+    assert_eq!(err["line"], json!(5));
+    // The whole action rolled back: the card is still there.
+    assert!(k.state().entity("card").is_some());
 }

@@ -30,8 +30,10 @@ pub fn game() -> Value {
             {"id": "lockbox", "components": {"lockable": {}, "grabbable": {}}},
             {"id": "slot", "components": {"snap_point": {}, "transform": {"position": {"x": 50, "y": 0, "z": 0}}}},
             {"id": "s_a", "components": {"stackable": {}, "transform": {"position": {"x": 9, "y": 0, "z": 9}}}},
-            {"id": "s_b", "components": {"stackable": {}, "transform": {"position": {"x": 9, "y": 0, "z": 9}}}}
-        ]
+            {"id": "s_b", "components": {"stackable": {}, "transform": {"position": {"x": 9, "y": 0, "z": 9}}}},
+            {"id": "hand_p2", "tags": ["hand"], "props": {"owner": "p2"}, "components": {"container": {}}}
+        ],
+        "prefabs": {"token": {"tags": ["token"], "props": {"color": "red"}, "components": {"grabbable": {}, "flippable": {}}}}
     })
 }
 
