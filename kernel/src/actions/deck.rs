@@ -202,7 +202,7 @@ pub(crate) fn deal(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         .iter()
         .map(|t| resolve_target(state, t))
         .collect::<Result<Vec<Id>, _>>()?;
-    if resolved.iter().any(|t| *t == deck.id) {
+    if resolved.contains(&deck.id) {
         return reject(RejectCode::SameContainer, "the deck cannot deal to itself");
     }
     let total = each.saturating_mul(resolved.len() as u64);
