@@ -62,8 +62,14 @@ impl Spatial {
             .clone()
             .filter_map(|e| e.components.snap_point.as_ref().map(|s| s.radius))
             .fold(0.0f64, f64::max);
+        Spatial::build_with_cell(entities, radius_max.max(1.0))
+    }
+
+    /// Builds the indexes with a given snap-grid cell edge (at least the
+    /// largest radius).
+    pub fn build_with_cell<'a>(entities: impl Iterator<Item = &'a Entity>, cell: f64) -> Spatial {
         let mut s = Spatial {
-            snap_cell: radius_max.max(1.0),
+            snap_cell: cell,
             ..Spatial::default()
         };
         for e in entities {
@@ -122,6 +128,11 @@ impl Spatial {
     fn cell(&self, p: Vec3) -> PosKey {
         let c = |v: f64| (v / self.snap_cell).floor() as i64;
         [c(p.x), c(p.y), c(p.z)]
+    }
+
+    /// The snap grid's cell edge.
+    pub fn snap_cell(&self) -> f64 {
+        self.snap_cell
     }
 
     /// Whether a snap point of this radius fits the grid's cell size

@@ -509,7 +509,18 @@ impl State {
                 return Err(format!("zone {zid} members are stale"));
             }
         }
-        if self.spatial.fingerprint() != Spatial::build(self.entities.values()).fingerprint() {
+        // The live grid may keep larger cells than a fresh build would pick
+        // (a wide snap point that came and went): compare at its size.
+        let fresh = Spatial::build_with_cell(self.entities.values(), self.spatial.snap_cell());
+        let widest = self
+            .entities
+            .values()
+            .filter_map(|e| e.components.snap_point.as_ref().map(|s| s.radius))
+            .fold(0.0, f64::max);
+        if widest > self.spatial.snap_cell() {
+            return Err("a snap point is wider than the snap grid's cells".into());
+        }
+        if self.spatial.fingerprint() != fresh.fingerprint() {
             return Err("the spatial index does not match the entities".into());
         }
         Ok(())

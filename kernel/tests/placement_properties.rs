@@ -51,9 +51,15 @@ fn game() -> Value {
         json!({"id": "z_snap", "components": {"transform": {"position": {"x": 12, "y": 0, "z": 0}}, "zone": {"halfExtents": {"x": 3, "y": 1, "z": 3}}}}),
         json!({"id": "hand", "components": {"container": {"items": ["c5"]}}}),
         json!({"id": "tray", "components": {"container": {"capacity": 2}, "transform": {"position": {"x": 1, "y": 0, "z": 0}}}}),
+        json!({"id": "pack", "components": {"deck": {}, "container": {"items": ["d0", "d1", "d2", "d3"]}, "transform": {"position": {"x": 30, "y": 0, "z": 0}}}}),
     ]);
+    for d in ["d0", "d1", "d2", "d3"] {
+        entities.push(json!({"id": d, "components": {"grabbable": {}, "stackable": {}, "transform": {"position": {"x": 30, "y": 0, "z": 0}}}}));
+    }
     // c5 starts in the hand; give it no world position conflict.
-    json!({"seats": ["north"], "entities": entities, "stacks": {"pile": {"items": ["c3", "c6"]}}})
+    json!({"seats": ["north"], "entities": entities, "stacks": {"pile": {"items": ["c3", "c6"]}},
+           "prefabs": {"token": {"components": {"grabbable": {}, "stackable": {}}},
+                       "ring": {"components": {"snap_point": {"radius": 3}}}}})
 }
 
 fn transform(spot: usize) -> Value {
@@ -102,6 +108,13 @@ fn action() -> impl Strategy<Value = Value> {
         1 => (pick(PLAYERS), pick(STACKS)).prop_map(|(p, s)| player(p, "stack.remove_top", json!({"stackId": s}))),
         1 => (pick(SNAPS), any_entity())
             .prop_map(|(s, e)| script("snap.attach", json!({"snapPointId": s, "entityId": e}))),
+        1 => (prop_oneof![Just("token"), Just("ring"), Just("nope")], 0..SPOTS.len())
+            .prop_map(|(p, s)| script("entity.spawn", json!({"prefabId": p, "transform": transform(s)}))),
+        1 => prop_oneof![any_entity(), Just("z_home"), Just("z_snap"), Just("pack")]
+            .prop_map(|e| script("entity.destroy", json!({"entityId": e}))),
+        1 => (prop::collection::vec(prop_oneof![Just("hand"), Just("tray"), Just("p1"), Just("pack")], 0..3), 1u64..3)
+            .prop_map(|(t, n)| script("deck.deal", json!({"deckId": "pack", "targets": t, "cardsEach": n}))),
+        1 => (0..SPOTS.len()).prop_map(|s| script("deck.draw_to_world", json!({"deckId": "pack", "transform": transform(s)}))),
         // Invalid shapes: wrong source, unknown keys.
         1 => any_entity().prop_map(|e| player("p1", "snap.attach", json!({"snapPointId": "s_any", "entityId": e}))),
         1 => any_entity().prop_map(|e| script("stack.remove_top", json!({"stackId": "pile", "entityId": e}))),
@@ -197,6 +210,10 @@ fn the_generator_reaches_every_placement_event() {
         "stack.created",
         "stack.changed",
         "stack.dissolved",
+        "entity.spawned",
+        "entity.destroyed",
+        "deck.dealt",
+        "deck.drawn",
         "zone.entered",
         "zone.left",
         "snap.attached",
