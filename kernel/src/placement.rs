@@ -39,12 +39,9 @@ pub(crate) fn detach(txn: &mut Txn<'_>, key: EntityKey) {
                 return;
             };
             let mut index = 0;
-            if let Some(c) = txn
-                .entity_mut(ckey)
-                .and_then(|c| c.components.container.as_mut())
-            {
-                if let Some(i) = c.items.iter().position(|x| *x == id) {
-                    c.items.remove(i);
+            if let Some(items) = txn.items_mut(ckey) {
+                if let Some(i) = items.iter().position(|x| *x == id) {
+                    items.remove(i);
                     index = i as u64;
                 }
             }

@@ -21,6 +21,8 @@ enum Undo {
     /// A whole-entity snapshot, for structural changes.
     Entity(EntityKey, Box<Entity>),
     Counter(EntityKey, f64),
+    /// A container's item list before its first change in the transaction.
+    Items(EntityKey, Vec<Id>),
     Flipped(EntityKey, bool),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
@@ -73,6 +75,8 @@ pub struct Txn<'s> {
     pub(crate) depth: u32,
     pub(crate) subcommands: u32,
     spawns: u32,
+    /// Containers whose items already have an undo record.
+    items_saved: Vec<EntityKey>,
     pub(crate) poison: Option<Poison>,
     pub(crate) limits: Limits,
     seq: u64,
@@ -97,6 +101,7 @@ impl<'s> Txn<'s> {
             depth: 0,
             subcommands: 0,
             spawns: 0,
+            items_saved: Vec::new(),
             poison: None,
             limits,
             seq,
@@ -134,6 +139,7 @@ impl<'s> Txn<'s> {
     /// scratch buffers for the next transaction.
     pub(crate) fn commit(mut self) -> (Vec<Event>, Buffers) {
         self.finished = true;
+        self.items_saved.clear();
         self.undo.clear();
         (std::mem::take(&mut self.events), self.take_buffers())
     }
@@ -182,6 +188,15 @@ impl<'s> Txn<'s> {
                     let k = m(k0);
                     if let Some(z) = st.entity_mut(k).and_then(|e| e.components.zone.as_mut()) {
                         set_member(&mut z.members, &id, !added);
+                    }
+                }
+                Undo::Items(k0, items) => {
+                    let k = m(k0);
+                    if let Some(c) = st
+                        .entity_mut(k)
+                        .and_then(|e| e.components.container.as_mut())
+                    {
+                        c.items = items;
                     }
                 }
                 Undo::Inserted(k) => {
@@ -257,6 +272,7 @@ impl<'s> Txn<'s> {
             }
         }
         self.rng_saved = false;
+        self.items_saved.clear();
     }
 
     // ---- mutations (each records its undo first) ----
@@ -267,6 +283,28 @@ impl<'s> Txn<'s> {
         let snapshot = Box::new(self.state.get(key)?.clone());
         self.undo.push(Undo::Entity(key, snapshot));
         self.state.entity_mut(key)
+    }
+
+    /// A container's item list for changing; its undo record is taken on
+    /// the first change in the transaction only, so moving many items costs
+    /// one copy of the list, not one per move.
+    pub(crate) fn items_mut(&mut self, key: EntityKey) -> Option<&mut Vec<Id>> {
+        if !self.items_saved.contains(&key) {
+            let items = self
+                .state
+                .get(key)?
+                .components
+                .container
+                .as_ref()?
+                .items
+                .clone();
+            self.undo.push(Undo::Items(key, items));
+            self.items_saved.push(key);
+        }
+        self.state
+            .entity_mut(key)
+            .and_then(|e| e.components.container.as_mut())
+            .map(|c| &mut c.items)
     }
 
     pub(crate) fn set_counter(&mut self, key: EntityKey, value: f64) {

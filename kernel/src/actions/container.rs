@@ -38,22 +38,16 @@ pub(crate) fn move_entity(txn: &mut Txn<'_>, action: &Action) -> Result<(), Reje
     let eid = e.id.clone();
     if let (Some(fid), Some(i)) = (from, from_index) {
         if let Some(fkey) = state.key(fid) {
-            if let Some(c) = txn
-                .entity_mut(fkey)
-                .and_then(|c| c.components.container.as_mut())
-            {
-                c.items.remove(i as usize);
+            if let Some(c) = txn.items_mut(fkey) {
+                c.remove(i as usize);
             }
         }
     }
     let placement = match &target {
         Some(tid) => {
             if let Some(tkey) = txn.state().key(tid) {
-                if let Some(c) = txn
-                    .entity_mut(tkey)
-                    .and_then(|c| c.components.container.as_mut())
-                {
-                    c.items.insert(index as usize, eid.clone());
+                if let Some(c) = txn.items_mut(tkey) {
+                    c.insert(index as usize, eid.clone());
                 }
             }
             Placement::Container(tid.clone())

@@ -22,19 +22,16 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let deck_id = p.str("deckId")?;
     let (key, e) = find(txn.state(), deck_id, "deckId")?;
     need_deck(e)?;
-    let mut items = e
-        .components
-        .container
-        .as_ref()
-        .map(|c| c.items.clone())
-        .unwrap_or_default();
     let deck = e.id.clone();
-    txn.rng().shuffle(&mut items);
-    if let Some(c) = txn
-        .entity_mut(key)
-        .and_then(|e| e.components.container.as_mut())
-    {
-        c.items = items;
+    // Shuffle in place: the RNG draws first (saved once), then the list.
+    let mut order: Vec<usize> =
+        (0..e.components.container.as_ref().map_or(0, |c| c.items.len())).collect();
+    txn.rng().shuffle(&mut order);
+    if let Some(items) = txn.items_mut(key) {
+        let old = items.clone();
+        for (slot, from) in items.iter_mut().zip(order) {
+            *slot = old[from].clone();
+        }
     }
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
     Ok(())
@@ -82,24 +79,16 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
     let (deck, target) = (deck.id.clone(), target.id.clone());
     let count = count as usize;
     let mut drawn: Vec<Id> = Vec::with_capacity(count);
-    if let Some(c) = txn
-        .entity_mut(deck_key)
-        .and_then(|e| e.components.container.as_mut())
-    {
-        let keep = c.items.len() - count;
-        drawn.extend(c.items.drain(keep..).rev());
+    if let Some(items) = txn.items_mut(deck_key) {
+        let keep = items.len() - count;
+        drawn.extend(items.drain(keep..).rev());
     }
-    if let Some(c) = txn
-        .entity_mut(target_key)
-        .and_then(|e| e.components.container.as_mut())
-    {
-        c.items.extend(drawn.iter().cloned());
+    if let Some(items) = txn.items_mut(target_key) {
+        items.extend(drawn.iter().cloned());
     }
     for card in &drawn {
         if let Some(k) = txn.state().key(card) {
-            if let Some(e) = txn.entity_mut(k) {
-                e.placement = Placement::Container(target.clone());
-            }
+            txn.set_placement(k, Placement::Container(target.clone()));
         }
     }
     txn.emit(EventKind::DeckDrawn {
@@ -134,11 +123,8 @@ pub(crate) fn draw_to_world(txn: &mut Txn<'_>, action: &Action) -> Result<(), Re
     };
     let at = transform.or(deck.components.transform);
     let deck = deck.id.clone();
-    if let Some(c) = txn
-        .entity_mut(deck_key)
-        .and_then(|e| e.components.container.as_mut())
-    {
-        c.items.pop();
+    if let Some(items) = txn.items_mut(deck_key) {
+        items.pop();
     }
     let Some(card) = txn.state().key(&top) else {
         return Ok(());
@@ -236,17 +222,11 @@ pub(crate) fn deal(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
     let mut dealt = Vec::with_capacity(total as usize);
     for _ in 0..each {
         for t in &resolved {
-            let card = txn
-                .entity_mut(deck_key)
-                .and_then(|e| e.components.container.as_mut())
-                .and_then(|c| c.items.pop());
+            let card = txn.items_mut(deck_key).and_then(Vec::pop);
             let Some(card) = card else { continue };
             if let Some(tk) = txn.state().key(t) {
-                if let Some(c) = txn
-                    .entity_mut(tk)
-                    .and_then(|e| e.components.container.as_mut())
-                {
-                    c.items.push(card.clone());
+                if let Some(items) = txn.items_mut(tk) {
+                    items.push(card.clone());
                 }
             }
             if let Some(ck) = txn.state().key(&card) {
