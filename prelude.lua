@@ -366,7 +366,14 @@ local function key_of(e)
   return key
 end
 
-local function read(e, what) return K("read", key_of(e), what) end
+-- The handle check and the read cross into Rust once, not twice.
+local function read(e, what)
+  local live, v = K("readlive", rawget(e, 0), rawget(e, 1), what)
+  if not live then
+    error("entity '" .. safe_tostring(rawget(e, 1)) .. "' no longer exists", 3)
+  end
+  return v
+end
 
 -- Issues a subcommand: applies at once, or raises (and dooms the action).
 -- The payload goes over as key, value, key, value… so simple payloads need
@@ -496,14 +503,12 @@ end
 -- e:move_to(container [, index]): into a container (at the end by default),
 -- or to the world with `nil`.
 function Entity:move_to(container, index)
-  key_of(self)
-  local p = read(self, "placement")
+  local p = read(self, "placement")   -- also checks the handle
   local from = p.kind == "container" and p.id or nil
   local to = container ~= nil and id_of(container, "a container") or nil
   if index == nil then
     if to then
-      local items = K("read", K("lookup", to) or -1, "items")
-      index = items and #items or 0
+      index = K("read", K("lookup", to) or -1, "count") or 0
       if from == to then index = index - 1 end
     else
       index = 0

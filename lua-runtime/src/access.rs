@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use digipology_kernel::state::{entity_value, EntityKey, Placement};
+use digipology_kernel::state::{entity_value, Entity, EntityKey, Placement};
 use digipology_kernel::{ScriptCtx, ScriptErrorKind, State, Value};
 use mlua::{Lua, MultiValue, Value as LuaValue};
 use slotmap::{Key, KeyData};
@@ -143,6 +143,7 @@ impl Call<'_, '_, '_> {
                 ret(LuaValue::Boolean(alive))
             }
             "read" => self.read(lua, &args),
+            "readlive" => self.read_live(lua, &args),
             "entities" => {
                 let tag = arg_str(&args, 1);
                 let ids = self
@@ -266,8 +267,33 @@ impl Call<'_, '_, '_> {
             return ret(LuaValue::Nil);
         };
         let what = arg_str(args, 2).unwrap_or_default();
+        ret(self.field(lua, e, &what)?)
+    }
+
+    /// `readlive(key, id, what)`: the handle check and the read in one
+    /// crossing. Returns `false` when the handle no longer names an entity
+    /// with that id, else `true, value`.
+    fn read_live(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        let e = key_from_lua(&arg(args, 1))
+            .and_then(|k| self.state().get(k))
+            .filter(|e| match args.get(2) {
+                Some(LuaValue::String(id)) => e.id.as_bytes() == &*id.as_bytes(),
+                _ => false,
+            });
+        let Some(e) = e else {
+            return ret(LuaValue::Boolean(false));
+        };
+        let value = match args.get(3) {
+            Some(LuaValue::String(w)) => self.field(lua, e, &w.to_str()?)?,
+            _ => LuaValue::Nil,
+        };
+        Ok(MultiValue::from_vec(vec![LuaValue::Boolean(true), value]))
+    }
+
+    /// One readable field of an entity, as a Lua value.
+    fn field(&self, lua: &Lua, e: &Entity, what: &str) -> mlua::Result<LuaValue> {
         let c = &e.components;
-        let v = match what.as_str() {
+        let v = match what {
             "transform" => match &c.transform {
                 Some(t) => to_lua(lua, &t.to_value())?,
                 None => LuaValue::Nil,
@@ -291,6 +317,10 @@ impl Call<'_, '_, '_> {
             "props" => to_lua(lua, &Value::Object(e.props.clone()))?,
             "heldBy" => match &e.held_by {
                 Some(p) => LuaValue::String(lua.create_string(&**p)?),
+                None => LuaValue::Nil,
+            },
+            "count" => match &c.container {
+                Some(k) => LuaValue::Integer(k.items.len() as i64),
                 None => LuaValue::Nil,
             },
             "items" => match &c.container {
@@ -335,7 +365,7 @@ impl Call<'_, '_, '_> {
                 }
             }
         };
-        ret(v)
+        Ok(v)
     }
 
     fn storage_node(&self, args: &MultiValue) -> Option<Value> {

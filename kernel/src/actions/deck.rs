@@ -23,14 +23,18 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let (key, e) = find(txn.state(), deck_id, "deckId")?;
     need_deck(e)?;
     let deck = e.id.clone();
-    // Shuffle in place: the RNG draws first (saved once), then the list.
-    let mut order: Vec<usize> =
-        (0..e.components.container.as_ref().map_or(0, |c| c.items.len())).collect();
-    txn.rng().shuffle(&mut order);
+    // Fisher–Yates in place: the RNG draws the swap partners first (its
+    // state is saved once), then the same swaps apply to the item list —
+    // exactly `Rng::shuffle` on the list, without a second copy of it.
+    let len = e.components.container.as_ref().map_or(0, |c| c.items.len());
+    let rng = txn.rng();
+    let swaps: Vec<(usize, usize)> = (1..len)
+        .rev()
+        .map(|i| (i, rng.below(i as u64 + 1) as usize))
+        .collect();
     if let Some(items) = txn.items_mut(key) {
-        let old = items.clone();
-        for (slot, from) in items.iter_mut().zip(order) {
-            *slot = old[from].clone();
+        for (i, j) in swaps {
+            items.swap(i, j);
         }
     }
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
