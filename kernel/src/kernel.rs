@@ -348,7 +348,8 @@ pub(crate) fn submit_subcommand(
     action_type: &str,
     payload: Json,
 ) -> Result<(), Rejection> {
-    let function = handler_name(ctx.event_type);
+    // The handler's name is only needed for a failure report: built there.
+    let event_type = ctx.event_type;
     let txn = &mut *ctx.txn;
     if txn.poison.is_some() {
         return Err(Rejection::new(
@@ -361,7 +362,7 @@ pub(crate) fn submit_subcommand(
             failure: ScriptFailure {
                 script_id: script_id.to_owned(),
                 binding_id: binding_id.to_owned(),
-                function: function.clone(),
+                function: handler_name(event_type),
                 line: None,
                 message: format!("subcommand {action_type} rejected: {r}"),
                 kind,

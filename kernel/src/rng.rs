@@ -68,10 +68,12 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        let threshold = n.wrapping_neg() % n;
+        // Reject r < 2^64 mod n (the threshold), so every result is equally
+        // likely. The threshold is below n, so any r >= n is accepted without
+        // computing it: one division per draw instead of two, same results.
         loop {
             let r = self.next_u64();
-            if r >= threshold {
+            if r >= n || r >= n.wrapping_neg() % n {
                 return r % n;
             }
         }
