@@ -358,20 +358,22 @@ end
 
 -- Checks the generational handle: a proxy to an entity that is gone (or a
 -- tampered one) errors, and never reaches another entity.
+-- Raises the stale-handle error at the level of `key_of`'s or `read`'s
+-- caller's caller (the creator's line).
+local function gone(id)
+  error("entity '" .. safe_tostring(id) .. "' no longer exists", 4)
+end
+
 local function key_of(e)
   local key, id = rawget(e, 0), rawget(e, 1)
-  if not K("alive", key, id) then
-    error("entity '" .. safe_tostring(id) .. "' no longer exists", 3)
-  end
+  if not K("alive", key, id) then gone(id) end
   return key
 end
 
 -- The handle check and the read cross into Rust once, not twice.
 local function read(e, what)
   local live, v = K("readlive", rawget(e, 0), rawget(e, 1), what)
-  if not live then
-    error("entity '" .. safe_tostring(rawget(e, 1)) .. "' no longer exists", 3)
-  end
+  if not live then gone(rawget(e, 1)) end
   return v
 end
 
@@ -508,7 +510,8 @@ function Entity:move_to(container, index)
   local to = container ~= nil and id_of(container, "a container") or nil
   if index == nil then
     if to then
-      index = K("read", K("lookup", to) or -1, "count") or 0
+      local _, count = K("readlive", K("lookup", to) or -1, to, "count")
+      index = count or 0
       if from == to then index = index - 1 end
     else
       index = 0

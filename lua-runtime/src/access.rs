@@ -132,17 +132,7 @@ impl Call<'_, '_, '_> {
                 let id = arg_str(&args, 1).unwrap_or_default();
                 ret(self.state().key(&id).map_or(LuaValue::Nil, key_to_lua))
             }
-            "alive" => {
-                let id = match args.get(2) {
-                    Some(LuaValue::String(s)) => Some(s.as_bytes().to_vec()),
-                    _ => None,
-                };
-                let alive = key_from_lua(&arg(&args, 1))
-                    .and_then(|k| self.state().get(k))
-                    .is_some_and(|e| id.as_deref().is_none_or(|id| e.id.as_bytes() == id));
-                ret(LuaValue::Boolean(alive))
-            }
-            "read" => self.read(lua, &args),
+            "alive" => ret(LuaValue::Boolean(self.live(&args).is_some())),
             "readlive" => self.read_live(lua, &args),
             "entities" => {
                 let tag = arg_str(&args, 1);
@@ -262,25 +252,22 @@ impl Call<'_, '_, '_> {
         }
     }
 
-    fn read(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
-        let Some(e) = key_from_lua(&arg(args, 1)).and_then(|k| self.state().get(k)) else {
-            return ret(LuaValue::Nil);
-        };
-        let what = arg_str(args, 2).unwrap_or_default();
-        ret(self.field(lua, e, &what)?)
-    }
-
-    /// `readlive(key, id, what)`: the handle check and the read in one
-    /// crossing. Returns `false` when the handle no longer names an entity
-    /// with that id, else `true, value`.
-    fn read_live(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
-        let e = key_from_lua(&arg(args, 1))
+    /// The entity a handle (`args[1]`) names, if it is still there and —
+    /// when an id string is given (`args[2]`) — still has that id.
+    fn live(&self, args: &MultiValue) -> Option<&Entity> {
+        key_from_lua(&arg(args, 1))
             .and_then(|k| self.state().get(k))
             .filter(|e| match args.get(2) {
                 Some(LuaValue::String(id)) => e.id.as_bytes() == &*id.as_bytes(),
-                _ => false,
-            });
-        let Some(e) = e else {
+                _ => true,
+            })
+    }
+
+    /// `readlive(key, id, what)`: the handle check and the read in one
+    /// crossing. Returns `false` when the handle no longer names the entity,
+    /// else `true, value`.
+    fn read_live(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        let Some(e) = self.live(args) else {
             return ret(LuaValue::Boolean(false));
         };
         let value = match args.get(3) {

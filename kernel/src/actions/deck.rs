@@ -23,18 +23,13 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let (key, e) = find(txn.state(), deck_id, "deckId")?;
     need_deck(e)?;
     let deck = e.id.clone();
-    // Fisher–Yates in place: the RNG draws the swap partners first (its
-    // state is saved once), then the same swaps apply to the item list —
-    // exactly `Rng::shuffle` on the list, without a second copy of it.
-    let len = e.components.container.as_ref().map_or(0, |c| c.items.len());
-    let rng = txn.rng();
-    let swaps: Vec<(usize, usize)> = (1..len)
-        .rev()
-        .map(|i| (i, rng.below(i as u64 + 1) as usize))
-        .collect();
+    // The list is lent out of the state while the RNG (which lives in the
+    // state too) shuffles it in place; `items_mut` saved it for undo once.
     if let Some(items) = txn.items_mut(key) {
-        for (i, j) in swaps {
-            items.swap(i, j);
+        let mut list = std::mem::take(items);
+        txn.rng().shuffle(&mut list);
+        if let Some(items) = txn.items_mut(key) {
+            *items = list;
         }
     }
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
