@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use digipology_kernel::{
-    state_from_game, Action, ClosureHost, Event, GuardKind, Kernel, ScriptHost, Source, State,
-    Verdict,
+    state_from_game, Action, ActionType, ClosureHost, Event, Fields, GuardKind, Id, Kernel,
+    ScriptHost, Source, State, Verdict,
 };
 use serde_json::json;
 
@@ -189,10 +189,14 @@ pub fn id(i: u32) -> String {
     format!("e{i:03}")
 }
 
-/// The engine action for a move (player `p1`).
+thread_local! {
+    static P1: Id = Id::from("p1");
+}
+
+/// The engine action for a move (player `p1`; every action shares one id).
 pub fn action(m: Move) -> Action {
     let p1 = || Source::Player {
-        player_id: "p1".into(),
+        player_id: P1.with(Id::clone),
     };
     match m {
         Move::CounterAdd(i, a) => {
@@ -227,6 +231,7 @@ pub enum Variant {
 
 /// The kernel-only rules: a `can_flip` guard and the refill handler.
 pub fn rust_rules() -> ClosureHost {
+    let (rules, global, deck) = (Id::from("rules"), Id::from("global"), Id::from("e000"));
     ClosureHost::new()
         .with_guard(|state, req| {
             let locked = req.kind == GuardKind::Flip
@@ -241,30 +246,30 @@ pub fn rust_rules() -> ClosureHost {
                 Verdict::Allow
             }
         })
-        .with_handler(|ctx, event: &Event| {
+        .with_handler(move |ctx, event: &Event| {
             if event.type_name() != "button.pressed" {
                 return Ok(());
             }
             for h in 1..=4 {
                 let hand = id(h);
-                let cards: Vec<String> = ctx
+                let cards: Vec<Id> = ctx
                     .state()
                     .entity(&hand)
                     .and_then(|e| e.components.container.as_ref())
-                    .map(|c| c.items.iter().map(|i| i.to_string()).collect())
+                    .map(|c| c.items.clone())
                     .unwrap_or_default();
                 for card in cards {
                     let len = ctx
                         .state()
-                        .entity("e000")
+                        .entity(&deck)
                         .and_then(|e| e.components.container.as_ref())
                         .map_or(0, |c| c.items.len());
-                    let _ = ctx.submit(
-                        "rules",
-                        "global",
-                        "container.move",
-                        json!({"entity": card, "from": hand, "to": "e000", "index": len}),
-                    );
+                    let payload = Fields::new()
+                        .with("entity", &*card)
+                        .with("from", hand.as_str())
+                        .with("to", &*deck)
+                        .with("index", len as f64);
+                    let _ = ctx.submit_fields(&rules, &global, ActionType::ContainerMove, payload);
                 }
             }
             Ok(())

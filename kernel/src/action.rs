@@ -1,7 +1,8 @@
 //! The ordered-action envelope and the registry of action types.
 
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
+use crate::payload::Fields;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::Id;
 
@@ -11,16 +12,16 @@ pub enum Source {
     /// A seated or joined player.
     Player {
         /// The player's id.
-        player_id: String,
+        player_id: Id,
     },
     /// The room host.
     System,
     /// A Lua script callback (subcommands).
     Script {
         /// Script id.
-        script_id: String,
+        script_id: Id,
         /// Binding id.
-        binding_id: String,
+        binding_id: Id,
     },
 }
 
@@ -43,15 +44,57 @@ impl Source {
     }
 }
 
+/// An action's type as given: resolved against the registry once, when
+/// the action is built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeName {
+    /// A registered type.
+    Registered(ActionType),
+    /// A name the registry does not know (rejected `unknown_action_type`).
+    Unknown(Box<str>),
+}
+
+impl TypeName {
+    /// Resolves a name.
+    pub fn new(name: &str) -> TypeName {
+        match ActionType::from_name(name) {
+            Some(ty) => TypeName::Registered(ty),
+            None => TypeName::Unknown(name.into()),
+        }
+    }
+
+    /// The name as given.
+    pub fn as_str(&self) -> &str {
+        match self {
+            TypeName::Registered(ty) => ty.name(),
+            TypeName::Unknown(name) => name,
+        }
+    }
+
+    /// The registered type, if it is one.
+    pub fn registered(&self) -> Option<ActionType> {
+        match self {
+            TypeName::Registered(ty) => Some(*ty),
+            TypeName::Unknown(_) => None,
+        }
+    }
+}
+
+impl From<ActionType> for TypeName {
+    fn from(ty: ActionType) -> TypeName {
+        TypeName::Registered(ty)
+    }
+}
+
 /// An ordered action as it enters the kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Action {
-    /// Registered action type name (`counter.add`, …); may be unknown.
-    pub action_type: String,
+    /// The action type (`counter.add`, …); may be unknown.
+    pub action_type: TypeName,
     /// Who issued it.
     pub source: Source,
-    /// The payload object.
-    pub payload: Map<String, Json>,
+    /// The payload.
+    pub payload: Fields,
     /// Caller-chosen id; the kernel assigns `a<sequence>` when absent.
     pub action_id: Option<Id>,
     /// Virtual room time in milliseconds (host clock).
@@ -61,15 +104,29 @@ pub struct Action {
 const ENVELOPE_KEYS: &[&str] = &["type", "source", "payload", "actionId", "at"];
 
 impl Action {
-    /// Builds an action from parts.
+    /// Builds an action from parts. A payload that is not a JSON object
+    /// is kept as an empty one.
     pub fn new(action_type: &str, source: Source, payload: Json) -> Action {
-        Action {
-            action_type: action_type.to_owned(),
+        Action::with_fields(
+            TypeName::new(action_type),
             source,
-            payload: match payload {
-                Json::Object(m) => m,
-                _ => Map::new(),
+            match payload {
+                Json::Object(m) => Fields::from(m),
+                _ => Fields::new(),
             },
+        )
+    }
+
+    /// Builds an action from a resolved type and a payload.
+    pub fn with_fields(
+        action_type: impl Into<TypeName>,
+        source: Source,
+        payload: Fields,
+    ) -> Action {
+        Action {
+            action_type: action_type.into(),
+            source,
+            payload,
             action_id: None,
             at: None,
         }
@@ -95,7 +152,7 @@ impl Action {
             );
         }
         let action_type = match obj.get("type") {
-            Some(Json::String(s)) => s.clone(),
+            Some(Json::String(s)) => TypeName::new(s),
             Some(_) => return reject(RejectCode::MalformedAction, "\"type\" must be a string"),
             None => return reject(RejectCode::MalformedAction, "the action has no \"type\""),
         };
@@ -104,7 +161,7 @@ impl Action {
             None => return reject(RejectCode::MalformedAction, "the action has no \"source\""),
         };
         let payload = match obj.get("payload") {
-            Some(Json::Object(m)) => m.clone(),
+            Some(Json::Object(m)) => Fields::from(m.clone()),
             Some(_) => return reject(RejectCode::MalformedAction, "\"payload\" must be an object"),
             None => return reject(RejectCode::MalformedAction, "the action has no \"payload\""),
         };
@@ -150,9 +207,9 @@ impl Source {
         let Some(obj) = v.as_object() else {
             return bad("must be an object like {\"kind\":\"player\",\"playerId\":\"p1\"}");
         };
-        let field = |k: &str| -> Result<String, Rejection> {
+        let field = |k: &str| -> Result<Id, Rejection> {
             match obj.get(k) {
-                Some(Json::String(s)) => Ok(s.clone()),
+                Some(Json::String(s)) => Ok(Id::from(s.as_str())),
                 _ => reject(
                     RejectCode::MalformedAction,
                     format!("\"source\" needs a string \"{k}\""),

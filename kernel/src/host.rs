@@ -8,9 +8,11 @@
 //! handler reads its own writes), its events join the queue, and a rejected
 //! one dooms the whole transaction even if the handler ignores the error.
 
+use crate::action::{ActionType, TypeName};
 use crate::event::{Event, ScriptFailure};
+use crate::payload::Fields;
 use crate::reject::Rejection;
-use crate::state::State;
+use crate::state::{Id, State};
 use crate::transform::Transform;
 use crate::txn::Txn;
 use crate::value::Value;
@@ -207,6 +209,7 @@ impl ScriptCtx<'_, '_> {
     }
 
     /// Issues a subcommand with the script source and applies it at once.
+    /// A payload that is not a JSON object is rejected `malformed_action`.
     ///
     /// # Errors
     /// The subcommand's rejection. The transaction is doomed from then on:
@@ -219,7 +222,48 @@ impl ScriptCtx<'_, '_> {
         action_type: &str,
         payload: serde_json::Value,
     ) -> Result<(), Rejection> {
-        crate::kernel::submit_subcommand(self, script_id, binding_id, action_type, payload)
+        let (script_id, binding_id) = (Id::from(script_id), Id::from(binding_id));
+        let fields = match payload {
+            serde_json::Value::Object(m) => Fields::from(m),
+            _ => {
+                // Counted and reported like any rejected subcommand.
+                return crate::kernel::submit_subcommand(
+                    self,
+                    &script_id,
+                    &binding_id,
+                    &TypeName::new(action_type),
+                    Err(()),
+                );
+            }
+        };
+        crate::kernel::submit_subcommand(
+            self,
+            &script_id,
+            &binding_id,
+            &TypeName::new(action_type),
+            Ok(fields),
+        )
+    }
+
+    /// [`ScriptCtx::submit`] with a resolved type and a built payload: what
+    /// a host on a hot path uses (no JSON, no name lookup, no id copies).
+    ///
+    /// # Errors
+    /// As [`ScriptCtx::submit`].
+    pub fn submit_fields(
+        &mut self,
+        script_id: &Id,
+        binding_id: &Id,
+        action_type: ActionType,
+        payload: Fields,
+    ) -> Result<(), Rejection> {
+        crate::kernel::submit_subcommand(
+            self,
+            script_id,
+            binding_id,
+            &TypeName::Registered(action_type),
+            Ok(payload),
+        )
     }
 
     /// A uniform draw in `[0, n)` from the canonical RNG (rolled back with

@@ -9,10 +9,11 @@
 
 use serde_json::Value as Json;
 
-use crate::action::{Action, ActionType, Source};
+use crate::action::{Action, ActionType, Source, TypeName};
 use crate::actions;
 use crate::event::{ActionId, Event, EventKind, ScriptErrorKind, ScriptFailure};
 use crate::host::{NoScripts, ScriptCtx, ScriptHost};
+use crate::payload::Fields;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
 use crate::txn::{Buffers, Poison, Txn};
@@ -241,7 +242,7 @@ impl Kernel {
 fn rejection_events(
     seq: u64,
     action_id: &ActionId,
-    action_type: &str,
+    action_type: &TypeName,
     failure: Failure,
 ) -> Vec<Event> {
     let ev = |kind| Event {
@@ -249,9 +250,9 @@ fn rejection_events(
         action_id: action_id.clone(),
         kind,
     };
-    let action_type = Some(match ActionType::from_name(action_type) {
-        Some(ty) => Cow::Borrowed(ty.name()),
-        None => Cow::Owned(action_type.to_owned()),
+    let action_type = Some(match action_type {
+        TypeName::Registered(ty) => Cow::Borrowed(ty.name()),
+        TypeName::Unknown(name) => Cow::Owned(name.to_string()),
     });
     match failure {
         Failure::Rejected(rejection) => vec![ev(EventKind::ActionRejected {
@@ -278,19 +279,22 @@ fn execute(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Res
     dispatch(txn, host)
 }
 
-fn lookup_type(name: &str) -> Result<ActionType, Rejection> {
-    ActionType::from_name(name).ok_or_else(|| {
-        Rejection::new(
+fn lookup_type(name: &TypeName) -> Result<ActionType, Rejection> {
+    match name {
+        TypeName::Registered(ty) => Ok(*ty),
+        TypeName::Unknown(name) => Err(Rejection::new(
             RejectCode::UnknownActionType,
             format!("\"{name}\" is not a registered action type"),
-        )
-    })
+        )),
+    }
 }
 
 /// Registry source rules, then: a player source must be a joined player.
 fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Rejection> {
-    let sandbox = state.settings.get("sandbox") == Some(&Value::Bool(true));
     let sources = ty.sources();
+    // The setting is read only for the rows that depend on it.
+    let sandbox = sources.player == crate::action::PlayerRule::Sandbox
+        && state.settings.get("sandbox") == Some(&Value::Bool(true));
     if !sources.allows(source, sandbox) {
         return Err(Rejection::new(
             RejectCode::SourceNotAllowed,
@@ -303,7 +307,7 @@ fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Re
         ));
     }
     if let Source::Player { player_id } = source {
-        if !state.players.contains_key(player_id.as_str()) {
+        if !state.players.contains_key(&**player_id) {
             return Err(Rejection::new(
                 RejectCode::UnknownPlayer,
                 format!("player \"{player_id}\" has not joined"),
@@ -343,10 +347,10 @@ pub fn handler_name(event_type: &str) -> String {
 
 pub(crate) fn submit_subcommand(
     ctx: &mut ScriptCtx<'_, '_>,
-    script_id: &str,
-    binding_id: &str,
-    action_type: &str,
-    payload: Json,
+    script_id: &Id,
+    binding_id: &Id,
+    action_type: &TypeName,
+    payload: Result<Fields, ()>,
 ) -> Result<(), Rejection> {
     // The handler's name is only needed for a failure report: built there.
     let event_type = ctx.event_type;
@@ -360,11 +364,11 @@ pub(crate) fn submit_subcommand(
     let doom = |txn: &mut Txn<'_>, r: Rejection, kind: ScriptErrorKind| {
         txn.poison = Some(Poison {
             failure: ScriptFailure {
-                script_id: script_id.to_owned(),
-                binding_id: binding_id.to_owned(),
+                script_id: script_id.to_string(),
+                binding_id: binding_id.to_string(),
                 function: handler_name(event_type),
                 line: None,
-                message: format!("subcommand {action_type} rejected: {r}"),
+                message: format!("subcommand {} rejected: {r}", action_type.as_str()),
                 kind,
             },
         });
@@ -382,23 +386,21 @@ pub(crate) fn submit_subcommand(
         );
         return doom(txn, r, ScriptErrorKind::Budget);
     }
-    let Json::Object(payload) = payload else {
+    let Ok(payload) = payload else {
         let r = Rejection::new(
             RejectCode::MalformedAction,
             "a subcommand payload must be an object",
         );
         return doom(txn, r, ScriptErrorKind::Subcommand);
     };
-    let action = Action {
-        action_type: action_type.to_owned(),
-        source: Source::Script {
-            script_id: script_id.to_owned(),
-            binding_id: binding_id.to_owned(),
+    let action = Action::with_fields(
+        action_type.clone(),
+        Source::Script {
+            script_id: script_id.clone(),
+            binding_id: binding_id.clone(),
         },
         payload,
-        action_id: None,
-        at: None,
-    };
+    );
     let result = lookup_type(action_type)
         .and_then(|ty| check_source(txn.state(), ty, &action.source).map(|()| ty))
         .map_err(Failure::Rejected)

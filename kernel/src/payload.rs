@@ -1,19 +1,189 @@
-//! Payload decoding: onlyKeys first, then fields in payload order.
+//! Payloads: the compact field list an action carries ([`Fields`]), and the
+//! checked view the actions decode it through (`Payload`: onlyKeys first,
+//! then fields in payload order).
+//!
+//! An action's payload is small (one to nine keys) and read once, so it is
+//! kept as one sorted vector of (key, value) pairs whose short strings (keys,
+//! entity ids) live inline: reading a payload touches one allocation, not a
+//! map node plus one allocation per key and per string value.
 
 use serde_json::{Map, Value as Json};
 
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::transform::Transform;
 
+/// A string stored inline when it is at most 23 bytes long (ids, payload
+/// keys), else shared on the heap.
+pub type ShortStr = smol_str::SmolStr;
+
+/// A [`ShortStr`] built without `SmolStr::new`'s scan for whitespace-only
+/// strings (it shares those; payload strings are ids and keys).
+pub fn short(s: &str) -> ShortStr {
+    if s.len() <= 23 {
+        ShortStr::new_inline(s)
+    } else {
+        ShortStr::new(s)
+    }
+}
+
+/// One payload value. Scalars are stored as the kernel reads them (numbers
+/// as `f64`, the way every numeric field is validated); arrays and objects
+/// stay JSON.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number (a JSON number read as `f64`; may be non-finite when built
+    /// directly, and is then rejected as `not_finite` like any number field).
+    Num(f64),
+    /// A string.
+    Str(ShortStr),
+    /// An array or an object.
+    Json(Box<Json>),
+}
+
+impl FieldValue {
+    /// The value as JSON (integral numbers within ±2^53 as integers).
+    pub fn to_json(&self) -> Json {
+        match self {
+            FieldValue::Null => Json::Null,
+            FieldValue::Bool(b) => Json::Bool(*b),
+            FieldValue::Num(n) => num_json(*n),
+            FieldValue::Str(s) => Json::String(s.as_str().to_owned()),
+            FieldValue::Json(j) => (**j).clone(),
+        }
+    }
+
+    fn from_json(v: Json) -> FieldValue {
+        match v {
+            Json::Null => FieldValue::Null,
+            Json::Bool(b) => FieldValue::Bool(b),
+            Json::Number(n) => match n.as_f64() {
+                Some(f) => FieldValue::Num(f),
+                None => FieldValue::Json(Box::new(Json::Number(n))),
+            },
+            Json::String(s) => FieldValue::Str(short(s.as_str())),
+            other => FieldValue::Json(Box::new(other)),
+        }
+    }
+}
+
+fn num_json(n: f64) -> Json {
+    let integral =
+        n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER && !(n == 0.0 && n.is_sign_negative());
+    if integral {
+        Json::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
+    }
+}
+
+impl From<&str> for FieldValue {
+    fn from(s: &str) -> FieldValue {
+        FieldValue::Str(short(s))
+    }
+}
+
+impl From<f64> for FieldValue {
+    fn from(n: f64) -> FieldValue {
+        FieldValue::Num(n)
+    }
+}
+
+impl From<bool> for FieldValue {
+    fn from(b: bool) -> FieldValue {
+        FieldValue::Bool(b)
+    }
+}
+
+impl From<Option<&str>> for FieldValue {
+    fn from(s: Option<&str>) -> FieldValue {
+        s.map_or(FieldValue::Null, FieldValue::from)
+    }
+}
+
+/// An action's payload: (key, value) pairs sorted by key, keys unique —
+/// the same order a JSON object read into a sorted map has.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fields(Vec<(ShortStr, FieldValue)>);
+
+impl Fields {
+    /// An empty payload.
+    pub fn new() -> Fields {
+        Fields(Vec::new())
+    }
+
+    /// Sets `key` (replacing an earlier value).
+    pub fn set(&mut self, key: &str, value: impl Into<FieldValue>) {
+        let value = value.into();
+        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (short(key), value)),
+        }
+    }
+
+    /// Builder form of [`Fields::set`].
+    pub fn with(mut self, key: &str, value: impl Into<FieldValue>) -> Fields {
+        self.set(key, value);
+        self
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&FieldValue> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
+    /// Keys in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The payload as a JSON object.
+    pub fn to_json(&self) -> Json {
+        Json::Object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), v.to_json()))
+                .collect(),
+        )
+    }
+}
+
+impl From<Map<String, Json>> for Fields {
+    fn from(map: Map<String, Json>) -> Fields {
+        let mut out: Vec<(ShortStr, FieldValue)> = map
+            .into_iter()
+            .map(|(k, v)| (short(k.as_str()), FieldValue::from_json(v)))
+            .collect();
+        out.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        Fields(out)
+    }
+}
+
 /// A payload whose keys have been checked against the action's schema.
 pub(crate) struct Payload<'a> {
-    map: &'a Map<String, Json>,
+    fields: &'a Fields,
 }
 
 impl<'a> Payload<'a> {
     /// Checks onlyKeys: every key must be one of `allowed`.
-    pub(crate) fn new(map: &'a Map<String, Json>, allowed: &[&str]) -> Result<Self, Rejection> {
-        if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+    pub(crate) fn new(fields: &'a Fields, allowed: &[&str]) -> Result<Self, Rejection> {
+        if let Some(k) = fields.keys().find(|k| !allowed.contains(k)) {
             let expected = if allowed.is_empty() {
                 "no keys".to_owned()
             } else {
@@ -24,11 +194,11 @@ impl<'a> Payload<'a> {
                 format!("unknown payload key \"{k}\" (expected {expected})"),
             );
         }
-        Ok(Payload { map })
+        Ok(Payload { fields })
     }
 
-    fn required(&self, key: &str) -> Result<&'a Json, Rejection> {
-        match self.map.get(key) {
+    fn required(&self, key: &str) -> Result<&'a FieldValue, Rejection> {
+        match self.fields.get(key) {
             Some(v) => Ok(v),
             None => reject(
                 RejectCode::MissingField,
@@ -37,18 +207,24 @@ impl<'a> Payload<'a> {
         }
     }
 
-    /// The raw value of an optional key.
-    pub(crate) fn opt(&self, key: &str) -> Option<&'a Json> {
-        self.map.get(key)
+    /// Whether the payload has `key`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.fields.get(key).is_some()
+    }
+
+    /// The value of an optional key as JSON (copied: for rarely used
+    /// fields).
+    pub(crate) fn opt(&self, key: &str) -> Option<Json> {
+        self.fields.get(key).map(FieldValue::to_json)
     }
 
     /// A required string.
     pub(crate) fn str(&self, key: &str) -> Result<&'a str, Rejection> {
         match self.required(key)? {
-            Json::String(s) => Ok(s),
+            FieldValue::Str(s) => Ok(s.as_str()),
             other => reject(
                 RejectCode::InvalidType,
-                format!("payload.{key} must be a string, not {}", json_type(other)),
+                format!("payload.{key} must be a string, not {}", field_type(other)),
             ),
         }
     }
@@ -68,16 +244,14 @@ impl<'a> Payload<'a> {
     /// A required finite number.
     pub(crate) fn num(&self, key: &str) -> Result<f64, Rejection> {
         match self.required(key)? {
-            Json::Number(n) => match n.as_f64() {
-                Some(f) if f.is_finite() => Ok(f),
-                _ => reject(
-                    RejectCode::NotFinite,
-                    format!("payload.{key} must be finite"),
-                ),
-            },
+            FieldValue::Num(f) if f.is_finite() => Ok(*f),
+            FieldValue::Num(_) => reject(
+                RejectCode::NotFinite,
+                format!("payload.{key} must be finite"),
+            ),
             other => reject(
                 RejectCode::InvalidType,
-                format!("payload.{key} must be a number, not {}", json_type(other)),
+                format!("payload.{key} must be a number, not {}", field_type(other)),
             ),
         }
     }
@@ -109,13 +283,13 @@ impl<'a> Payload<'a> {
     /// A required field that is a string or `null`.
     pub(crate) fn str_or_null(&self, key: &str) -> Result<Option<&'a str>, Rejection> {
         match self.required(key)? {
-            Json::Null => Ok(None),
-            Json::String(s) => Ok(Some(s)),
+            FieldValue::Null => Ok(None),
+            FieldValue::Str(s) => Ok(Some(s.as_str())),
             other => reject(
                 RejectCode::InvalidType,
                 format!(
                     "payload.{key} must be a string or null, not {}",
-                    json_type(other)
+                    field_type(other)
                 ),
             ),
         }
@@ -123,7 +297,13 @@ impl<'a> Payload<'a> {
 
     /// A required array of strings.
     pub(crate) fn str_list(&self, key: &str) -> Result<Vec<&'a str>, Rejection> {
-        let Json::Array(list) = self.required(key)? else {
+        let FieldValue::Json(json) = self.required(key)? else {
+            return reject(
+                RejectCode::InvalidType,
+                format!("payload.{key} must be an array of ids"),
+            );
+        };
+        let Json::Array(list) = &**json else {
             return reject(
                 RejectCode::InvalidType,
                 format!("payload.{key} must be an array of ids"),
@@ -142,19 +322,23 @@ impl<'a> Payload<'a> {
 
     /// A required canonical transform (validated, normalized, quantized).
     pub(crate) fn transform(&self, key: &str) -> Result<Transform, Rejection> {
-        Transform::from_json(self.required(key)?)
+        let json = match self.required(key)? {
+            FieldValue::Json(j) => std::borrow::Cow::Borrowed(&**j),
+            other => std::borrow::Cow::Owned(other.to_json()),
+        };
+        Transform::from_json(&json)
             .map_err(|m| Rejection::new(RejectCode::InvalidValue, format!("payload.{key}: {m}")))
     }
 
     /// A required boolean.
     pub(crate) fn bool(&self, key: &str) -> Result<bool, Rejection> {
         match self.required(key)? {
-            Json::Bool(b) => Ok(*b),
+            FieldValue::Bool(b) => Ok(*b),
             other => reject(
                 RejectCode::InvalidType,
                 format!(
                     "payload.{key} must be true or false, not {}",
-                    json_type(other)
+                    field_type(other)
                 ),
             ),
         }
@@ -173,5 +357,16 @@ pub(crate) fn json_type(v: &Json) -> &'static str {
         Json::String(_) => "a string",
         Json::Array(_) => "an array",
         Json::Object(_) => "an object",
+    }
+}
+
+/// The JSON type name of a payload value, for messages.
+fn field_type(v: &FieldValue) -> &'static str {
+    match v {
+        FieldValue::Null => "null",
+        FieldValue::Bool(_) => "a boolean",
+        FieldValue::Num(_) => "a number",
+        FieldValue::Str(_) => "a string",
+        FieldValue::Json(j) => json_type(j),
     }
 }

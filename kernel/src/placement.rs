@@ -39,11 +39,14 @@ pub(crate) fn detach(txn: &mut Txn<'_>, key: EntityKey) {
                 return;
             };
             let mut index = 0;
-            if let Some(items) = txn.items_mut(ckey) {
-                if let Some(i) = items.iter().position(|x| *x == id) {
-                    items.remove(i);
-                    index = i as u64;
-                }
+            let at = txn
+                .state()
+                .get(ckey)
+                .and_then(|c| c.components.container.as_ref())
+                .and_then(|c| c.items.iter().position(|x| *x == id));
+            if let Some(i) = at {
+                txn.item_remove(ckey, i);
+                index = i as u64;
             }
             txn.emit(EventKind::ContainerRemoved {
                 container_id: cid,

@@ -85,13 +85,28 @@ impl Die {
     /// The faces a roll chooses from: `faces`, or 1..6 for an empty
     /// `standard_d6`.
     pub fn effective_faces(&self) -> Vec<Value> {
+        self.faces_view().to_vec()
+    }
+
+    /// [`Die::effective_faces`] without copying them.
+    pub fn faces_view(&self) -> &[Value] {
         if self.faces.is_empty() && self.kind == STANDARD_D6 {
-            (1..=6).map(|n| Value::Number(f64::from(n))).collect()
+            &D6_FACES
         } else {
-            self.faces.clone()
+            &self.faces
         }
     }
 }
+
+/// The faces of an empty `standard_d6`.
+static D6_FACES: [Value; 6] = [
+    Value::Number(1.0),
+    Value::Number(2.0),
+    Value::Number(3.0),
+    Value::Number(4.0),
+    Value::Number(5.0),
+    Value::Number(6.0),
+];
 
 /// A numeric counter with optional bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]

@@ -21,8 +21,13 @@ enum Undo {
     /// A whole-entity snapshot, for structural changes.
     Entity(EntityKey, Box<Entity>),
     Counter(EntityKey, f64),
-    /// A container's item list before its first change in the transaction.
+    DieValue(EntityKey, Value),
+    /// A container's whole item list before a shuffle.
     Items(EntityKey, Vec<Id>),
+    /// An item taken out of a container's list at this index.
+    ItemRemoved(EntityKey, usize, Id),
+    /// An item put into a container's list at this index.
+    ItemInserted(EntityKey, usize),
     Flipped(EntityKey, bool),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
@@ -75,8 +80,6 @@ pub struct Txn<'s> {
     pub(crate) depth: u32,
     pub(crate) subcommands: u32,
     spawns: u32,
-    /// Containers whose items already have an undo record.
-    items_saved: Vec<EntityKey>,
     pub(crate) poison: Option<Poison>,
     pub(crate) limits: Limits,
     seq: u64,
@@ -101,7 +104,6 @@ impl<'s> Txn<'s> {
             depth: 0,
             subcommands: 0,
             spawns: 0,
-            items_saved: Vec::new(),
             poison: None,
             limits,
             seq,
@@ -139,7 +141,6 @@ impl<'s> Txn<'s> {
     /// scratch buffers for the next transaction.
     pub(crate) fn commit(mut self) -> (Vec<Event>, Buffers) {
         self.finished = true;
-        self.items_saved.clear();
         self.undo.clear();
         (std::mem::take(&mut self.events), self.take_buffers())
     }
@@ -199,6 +200,24 @@ impl<'s> Txn<'s> {
                         c.items = items;
                     }
                 }
+                Undo::ItemRemoved(k0, i, id) => {
+                    if let Some(c) = st
+                        .entity_mut(m(k0))
+                        .and_then(|e| e.components.container.as_mut())
+                    {
+                        c.items.insert(i.min(c.items.len()), id);
+                    }
+                }
+                Undo::ItemInserted(k0, i) => {
+                    if let Some(c) = st
+                        .entity_mut(m(k0))
+                        .and_then(|e| e.components.container.as_mut())
+                    {
+                        if i < c.items.len() {
+                            c.items.remove(i);
+                        }
+                    }
+                }
                 Undo::Inserted(k) => {
                     st.remove_live(m(k));
                 }
@@ -229,6 +248,11 @@ impl<'s> Txn<'s> {
                     let k = m(k0);
                     if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
                         c.value = v;
+                    }
+                }
+                Undo::DieValue(k0, v) => {
+                    if let Some(d) = st.entity_mut(m(k0)).and_then(|e| e.components.die.as_mut()) {
+                        d.value = v;
                     }
                 }
                 Undo::Flipped(k0, v) => {
@@ -272,7 +296,6 @@ impl<'s> Txn<'s> {
             }
         }
         self.rng_saved = false;
-        self.items_saved.clear();
     }
 
     // ---- mutations (each records its undo first) ----
@@ -285,26 +308,58 @@ impl<'s> Txn<'s> {
         self.state.entity_mut(key)
     }
 
-    /// A container's item list for changing; its undo record is taken on
-    /// the first change in the transaction only, so moving many items costs
-    /// one copy of the list, not one per move.
-    pub(crate) fn items_mut(&mut self, key: EntityKey) -> Option<&mut Vec<Id>> {
-        if !self.items_saved.contains(&key) {
-            let items = self
-                .state
-                .get(key)?
-                .components
-                .container
-                .as_ref()?
-                .items
-                .clone();
-            self.undo.push(Undo::Items(key, items));
-            self.items_saved.push(key);
+    /// Shuffles a container's item list in place with the canonical RNG;
+    /// the list (and the RNG) are saved for undo first.
+    pub(crate) fn shuffle_items(&mut self, key: EntityKey) {
+        let Some(items) = self.items(key) else {
+            return;
+        };
+        // The list is lent out of the state while the RNG (which lives in
+        // the state too) shuffles it.
+        let mut list = std::mem::take(items);
+        self.undo.push(Undo::Items(key, list.clone()));
+        self.rng().shuffle(&mut list);
+        if let Some(items) = self.items(key) {
+            *items = list;
         }
+    }
+
+    fn items(&mut self, key: EntityKey) -> Option<&mut Vec<Id>> {
         self.state
             .entity_mut(key)
             .and_then(|e| e.components.container.as_mut())
             .map(|c| &mut c.items)
+    }
+
+    /// Takes the item at `index` out of a container's list.
+    pub(crate) fn item_remove(&mut self, key: EntityKey, index: usize) -> Option<Id> {
+        let items = self.items(key)?;
+        if index >= items.len() {
+            return None;
+        }
+        let id = items.remove(index);
+        self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
+        Some(id)
+    }
+
+    /// Takes the last item (a deck's top card) out of a container's list.
+    pub(crate) fn item_pop(&mut self, key: EntityKey) -> Option<Id> {
+        let last = self.items(key)?.len().checked_sub(1)?;
+        self.item_remove(key, last)
+    }
+
+    /// Puts `id` into a container's list at `index` (at most its length).
+    pub(crate) fn item_insert(&mut self, key: EntityKey, index: usize, id: Id) {
+        if let Some(items) = self.items(key) {
+            let index = index.min(items.len());
+            items.insert(index, id);
+            self.undo.push(Undo::ItemInserted(key, index));
+        }
+    }
+
+    /// Appends `id` to a container's list.
+    pub(crate) fn item_push(&mut self, key: EntityKey, id: Id) {
+        self.item_insert(key, usize::MAX, id);
     }
 
     pub(crate) fn set_counter(&mut self, key: EntityKey, value: f64) {
@@ -315,6 +370,17 @@ impl<'s> Txn<'s> {
         {
             self.undo.push(Undo::Counter(key, c.value));
             c.value = value;
+        }
+    }
+
+    pub(crate) fn set_die_value(&mut self, key: EntityKey, value: Value) {
+        if let Some(d) = self
+            .state
+            .entity_mut(key)
+            .and_then(|e| e.components.die.as_mut())
+        {
+            let prev = std::mem::replace(&mut d.value, value);
+            self.undo.push(Undo::DieValue(key, prev));
         }
     }
 

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use digipology_kernel::state::{entity_value, Entity, EntityKey, Placement};
-use digipology_kernel::{ScriptCtx, ScriptErrorKind, State, Value};
+use digipology_kernel::{
+    ActionType, FieldValue, Fields, Id, ScriptCtx, ScriptErrorKind, State, Value,
+};
 use mlua::{Lua, MultiValue, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
@@ -32,9 +34,9 @@ pub struct Call<'a, 'b, 'c> {
     /// What it may do.
     pub access: Access<'a, 'b, 'c>,
     /// The script (for storage and subcommand sources).
-    pub script_id: &'a str,
+    pub script_id: &'a Id,
     /// The binding (subcommand source).
-    pub binding_id: &'a str,
+    pub binding_id: &'a Id,
     /// Sequence of the running transaction.
     pub seq: u64,
     /// Shared flags.
@@ -378,7 +380,7 @@ impl Call<'_, '_, '_> {
             return refusal(lua, &msg, kind);
         }
         let script = arg_str(args, 1).unwrap_or_default();
-        if script != self.script_id {
+        if script != **self.script_id {
             return refusal(lua, "a script may only write its own storage", "sandbox");
         }
         let path = match path_of(&arg(args, 2)) {
@@ -452,7 +454,7 @@ impl Call<'_, '_, '_> {
         if let Some((msg, kind)) = self.write_refusal(&format!("issue {action_type}")) {
             return refusal(lua, &msg, kind);
         }
-        let mut payload = serde_json::Map::new();
+        let mut payload = Fields::new();
         let mut i = 2;
         while i < args.len() {
             let key = match args.get(i) {
@@ -465,10 +467,8 @@ impl Call<'_, '_, '_> {
                     )
                 }
             };
-            match to_json(&arg(args, i + 1), 0) {
-                Ok(v) => {
-                    payload.insert(key, v);
-                }
+            match field_value(&arg(args, i + 1)) {
+                Ok(v) => payload.set(&key, v),
                 Err(m) => {
                     return refusal(
                         lua,
@@ -479,13 +479,16 @@ impl Call<'_, '_, '_> {
             }
             i += 2;
         }
-        let payload = serde_json::Value::Object(payload);
         let (script_id, binding_id) = (self.script_id, self.binding_id);
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
         let before = ctx.events().len();
-        match ctx.submit(script_id, binding_id, &action_type, payload) {
+        let submitted = match ActionType::from_name(&action_type) {
+            Some(ty) => ctx.submit_fields(script_id, binding_id, ty, payload),
+            None => ctx.submit(script_id, binding_id, &action_type, payload.to_json()),
+        };
+        match submitted {
             Ok(()) => {
                 // A spawn or a draw to the world names the entity it produced.
                 let made = ctx.events()[before..].iter().find_map(|e| match &e.kind {
@@ -517,6 +520,26 @@ impl Call<'_, '_, '_> {
             }
         }
     }
+}
+
+/// A Lua value as a payload value: scalars directly, tables through JSON
+/// (same rules and errors as [`to_json`]).
+fn field_value(v: &LuaValue) -> Result<FieldValue, String> {
+    Ok(match v {
+        LuaValue::Nil => FieldValue::Null,
+        LuaValue::LightUserData(p) if p.0.is_null() => FieldValue::Null,
+        LuaValue::Boolean(b) => FieldValue::Bool(*b),
+        LuaValue::Integer(i) => FieldValue::Num(*i as f64),
+        LuaValue::Number(n) if n.is_finite() => FieldValue::Num(*n),
+        LuaValue::String(s) => match s.to_str() {
+            Ok(s) => FieldValue::from(&*s),
+            Err(_) => return Err("strings must be valid UTF-8".into()),
+        },
+        other => match to_json(other, 0)? {
+            serde_json::Value::String(s) => FieldValue::from(s.as_str()),
+            json => FieldValue::Json(Box::new(json)),
+        },
+    })
 }
 
 fn player_table(lua: &Lua, id: &str, name: Option<&str>) -> mlua::Result<LuaValue> {

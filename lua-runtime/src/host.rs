@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use digipology_kernel::{
-    Event, EventKind, GuardKind, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure,
+    Event, EventKind, GuardKind, GuardRequest, Id, ScriptCtx, ScriptErrorKind, ScriptFailure,
     ScriptHost, State, Value, Verdict,
 };
 use mlua::chunk::ChunkMode;
@@ -164,8 +164,8 @@ type Ret = (LuaValue, LuaValue, LuaValue);
 type HandlerList = Vec<(usize, Function, &'static str)>;
 
 struct Binding {
-    script_id: String,
-    binding_id: String,
+    script_id: Id,
+    binding_id: Id,
     entity: Option<String>,
     defs: Table,
 }
@@ -332,11 +332,12 @@ impl LuaHost {
             .into_function()
             .map_err(|e| syntax_error(&script.file, &e))?;
         self.reset_budget();
+        let (script_id, binding_id) = (Id::from(script.id.as_str()), Id::from(b.id.as_str()));
         let outcome = self.call(
             || chunk.call::<Ret>(()),
             Access::Load(state),
-            &script.id,
-            &b.id,
+            &script_id,
+            &binding_id,
         );
         match outcome {
             Ok(_) => {}
@@ -349,8 +350,8 @@ impl LuaHost {
         }
         freeze.call::<()>(()).map_err(internal)?;
         self.bindings.push(Binding {
-            script_id: script.id.clone(),
-            binding_id: b.id.clone(),
+            script_id,
+            binding_id,
             entity: b.entity.clone(),
             defs,
         });
@@ -361,8 +362,8 @@ impl LuaHost {
     /// function `name` (to report callbacks a reload made vanish).
     pub fn has_function(&self, script: &str, binding: &str, name: &str) -> bool {
         self.bindings.iter().any(|b| {
-            b.script_id == script
-                && b.binding_id == binding
+            &*b.script_id == script
+                && &*b.binding_id == binding
                 && matches!(b.defs.raw_get::<LuaValue>(name), Ok(LuaValue::Function(_)))
         })
     }
@@ -391,8 +392,8 @@ impl LuaHost {
         &self,
         invoke: impl FnOnce() -> mlua::Result<Ret>,
         access: Access<'_, '_, '_>,
-        script_id: &str,
-        binding_id: &str,
+        script_id: &Id,
+        binding_id: &Id,
     ) -> Result<(LuaValue, LuaValue), (String, Option<u32>, ScriptErrorKind)> {
         self.shared.fail_kind.set(None);
         let mut call = Call {
@@ -539,8 +540,8 @@ impl LuaHost {
         (message, line, kind): (String, Option<u32>, ScriptErrorKind),
     ) -> ScriptFailure {
         ScriptFailure {
-            script_id: b.script_id.clone(),
-            binding_id: b.binding_id.clone(),
+            script_id: b.script_id.to_string(),
+            binding_id: b.binding_id.to_string(),
             function: function.to_owned(),
             line,
             message,
@@ -830,7 +831,7 @@ impl LuaHost {
         let Some(index) = self
             .bindings
             .iter()
-            .position(|b| b.script_id == script && b.binding_id == binding)
+            .position(|b| *b.script_id == *script && *b.binding_id == *binding)
         else {
             return Err(missing(format!(
                 "callback '{callback}': script \"{script}\" binding \"{binding}\" no longer exists"

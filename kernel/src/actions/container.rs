@@ -38,17 +38,13 @@ pub(crate) fn move_entity(txn: &mut Txn<'_>, action: &Action) -> Result<(), Reje
     let eid = e.id.clone();
     if let (Some(fid), Some(i)) = (from, from_index) {
         if let Some(fkey) = state.key(fid) {
-            if let Some(c) = txn.items_mut(fkey) {
-                c.remove(i as usize);
-            }
+            txn.item_remove(fkey, i as usize);
         }
     }
     let placement = match &target {
         Some(tid) => {
             if let Some(tkey) = txn.state().key(tid) {
-                if let Some(c) = txn.items_mut(tkey) {
-                    c.insert(index as usize, eid.clone());
-                }
+                txn.item_insert(tkey, index as usize, eid.clone());
             }
             Placement::Container(tid.clone())
         }

@@ -23,15 +23,7 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let (key, e) = find(txn.state(), deck_id, "deckId")?;
     need_deck(e)?;
     let deck = e.id.clone();
-    // The list is lent out of the state while the RNG (which lives in the
-    // state too) shuffles it in place; `items_mut` saved it for undo once.
-    if let Some(items) = txn.items_mut(key) {
-        let mut list = std::mem::take(items);
-        txn.rng().shuffle(&mut list);
-        if let Some(items) = txn.items_mut(key) {
-            *items = list;
-        }
-    }
+    txn.shuffle_items(key);
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
     Ok(())
 }
@@ -78,12 +70,11 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
     let (deck, target) = (deck.id.clone(), target.id.clone());
     let count = count as usize;
     let mut drawn: Vec<Id> = Vec::with_capacity(count);
-    if let Some(items) = txn.items_mut(deck_key) {
-        let keep = items.len() - count;
-        drawn.extend(items.drain(keep..).rev());
-    }
-    if let Some(items) = txn.items_mut(target_key) {
-        items.extend(drawn.iter().cloned());
+    for _ in 0..count {
+        if let Some(card) = txn.item_pop(deck_key) {
+            txn.item_push(target_key, card.clone());
+            drawn.push(card);
+        }
     }
     for card in &drawn {
         if let Some(k) = txn.state().key(card) {
@@ -103,9 +94,10 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
 pub(crate) fn draw_to_world(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["deckId", "transform"])?;
     let deck_id = p.str("deckId")?;
-    let transform = match p.opt("transform") {
-        None => None,
-        Some(_) => Some(p.transform("transform")?),
+    let transform = if p.has("transform") {
+        Some(p.transform("transform")?)
+    } else {
+        None
     };
     let (deck_key, deck) = find(txn.state(), deck_id, "deckId")?;
     need_deck(deck)?;
@@ -122,9 +114,7 @@ pub(crate) fn draw_to_world(txn: &mut Txn<'_>, action: &Action) -> Result<(), Re
     };
     let at = transform.or(deck.components.transform);
     let deck = deck.id.clone();
-    if let Some(items) = txn.items_mut(deck_key) {
-        items.pop();
-    }
+    txn.item_pop(deck_key);
     let Some(card) = txn.state().key(&top) else {
         return Ok(());
     };
@@ -221,12 +211,11 @@ pub(crate) fn deal(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
     let mut dealt = Vec::with_capacity(total as usize);
     for _ in 0..each {
         for t in &resolved {
-            let card = txn.items_mut(deck_key).and_then(Vec::pop);
-            let Some(card) = card else { continue };
+            let Some(card) = txn.item_pop(deck_key) else {
+                continue;
+            };
             if let Some(tk) = txn.state().key(t) {
-                if let Some(items) = txn.items_mut(tk) {
-                    items.push(card.clone());
-                }
+                txn.item_push(tk, card.clone());
             }
             if let Some(ck) = txn.state().key(&card) {
                 txn.set_placement(ck, Placement::Container(t.clone()));

@@ -18,8 +18,7 @@ pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         .components
         .die
         .as_ref()
-        .map(|d| d.effective_faces())
-        .unwrap_or_default();
+        .map_or(&[][..], |d| d.faces_view());
     let valid =
         |f: &Value| matches!(f, Value::String(_)) || matches!(f, Value::Number(n) if n.is_finite());
     if faces.is_empty() || !faces.iter().all(valid) {
@@ -37,11 +36,16 @@ pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         }
     }
     let eid = e.id.clone();
-    let index = txn.rng().below(faces.len() as u64);
-    let value = faces[index as usize].clone();
-    if let Some(d) = txn.entity_mut(key).and_then(|e| e.components.die.as_mut()) {
-        d.value = value.clone();
-    }
+    let count = faces.len() as u64;
+    let index = txn.rng().below(count);
+    let value = txn
+        .state()
+        .get(key)
+        .and_then(|e| e.components.die.as_ref())
+        .and_then(|d| d.faces_view().get(index as usize))
+        .cloned()
+        .unwrap_or(Value::Null);
+    txn.set_die_value(key, value.clone());
     txn.emit(EventKind::DieRolled {
         entity_id: eid,
         value,
@@ -58,7 +62,7 @@ pub(crate) fn set_value(txn: &mut Txn<'_>, action: &Action) -> Result<(), Reject
     let Some(raw) = p.opt("value") else {
         return reject(RejectCode::MissingField, "payload.value is required");
     };
-    let value = Value::from_json(raw)
+    let value = Value::from_json(&raw)
         .map_err(|e| Rejection::new(RejectCode::NotFinite, format!("payload.value: {e}")))?;
     let (key, e) = find(txn.state(), entity_id, "entityId")?;
     need(e.components.die.is_some(), e, "die")?;

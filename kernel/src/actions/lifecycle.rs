@@ -36,7 +36,7 @@ pub(crate) fn spawn(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection>
     };
     let props = match p.opt("props") {
         None => None,
-        Some(v @ Json::Object(_)) => match Value::from_json(v) {
+        Some(v @ Json::Object(_)) => match Value::from_json(&v) {
             Ok(Value::Object(m)) => Some(m),
             _ => {
                 return reject(
@@ -48,7 +48,7 @@ pub(crate) fn spawn(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection>
         Some(other) => {
             return reject(
                 RejectCode::InvalidType,
-                format!("payload.props must be an object, not {}", json_type(other)),
+                format!("payload.props must be an object, not {}", json_type(&other)),
             )
         }
     };

@@ -23,9 +23,10 @@ fn canonical(v: &Json, field: &str) -> Result<Value, Rejection> {
 }
 
 fn opt_num(p: &Payload<'_>, key: &str) -> Result<Option<f64>, Rejection> {
-    match p.opt(key) {
-        None => Ok(None),
-        Some(_) => p.num(key).map(Some),
+    if p.has(key) {
+        p.num(key).map(Some)
+    } else {
+        Ok(None)
     }
 }
 
@@ -61,7 +62,10 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
         Some(other) => {
             return reject(
                 RejectCode::InvalidType,
-                format!("payload.choices must be an array, not {}", json_type(other)),
+                format!(
+                    "payload.choices must be an array, not {}",
+                    json_type(&other)
+                ),
             )
         }
     };
@@ -72,7 +76,7 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
     );
     let default = p
         .opt("default")
-        .map(|d| canonical(d, "default"))
+        .map(|d| canonical(&d, "default"))
         .transpose()?;
     if txn.state().prompts.contains_key(id) {
         return reject(
@@ -229,7 +233,7 @@ pub(crate) fn respond(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let Some(raw) = p.opt("response") else {
         return reject(RejectCode::MissingField, "payload.response is required");
     };
-    let response = canonical(raw, "response")?;
+    let response = canonical(&raw, "response")?;
     let (id, prompt) = open_prompt(txn, &p)?;
     let actor = action.source.player_id().unwrap_or_default();
     let target = value_str(prompt.get("playerId"));

@@ -21,7 +21,7 @@ pub(crate) fn game_start(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejec
             )
         }
         Some(v) => Some(
-            settings_from(v, "payload.settings")
+            settings_from(&v, "payload.settings")
                 .map_err(|e| Rejection::new(RejectCode::InvalidValue, e.to_string()))?,
         ),
     };
