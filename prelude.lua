@@ -5,9 +5,12 @@
 -- The host passes:
 --   core   native functions that need no transaction (budget, log, fail)
 --   CUR    a table whose field `k` is the native kernel access for the
---          callback now running (set by the host for each call)
+--          callback now running (`k(op, ...)`, dispatched by name)
 --   G      the privileged globals (the real library tables)
-local core, CUR, G = ...
+--   N      typed native functions for the hot paths (lua-runtime/src/native.rs):
+--          read(handle, code), alive(handle, id), lookup(id),
+--          items(handle), move_to(handle, id, container_id, index), submit(type, ...)
+local core, CUR, G, N = ...
 
 local type, select, error, rawget, rawset, rawequal, rawlen, next =
   G.type, G.select, G.error, G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
@@ -19,7 +22,13 @@ local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.c
 local sfind, sformat, sgsub, ssub, sbyte, srep = string.find, string.format, string.gsub, string.sub, string.byte, string.rep
 local floor, mtype = math.floor, math.type
 
-local function K(...) return CUR.k(...) end
+local K = CUR.k
+local N_read, N_alive, N_lookup, N_items, N_move_to, N_submit =
+  N.read, N.alive, N.lookup, N.items, N.move_to, N.submit
+
+-- Field name -> the code `N_read` takes (the native side owns the list).
+local CODE = {}
+for i, name in G.ipairs(N.FIELDS) do CODE[name] = i end
 
 -- A value every proxy's `getmetatable` answers with; the real metatable stays
 -- private.
@@ -360,20 +369,28 @@ end
 -- tampered one) errors, and never reaches another entity.
 -- Raises the stale-handle error at the level of `key_of`'s or `read`'s
 -- caller's caller (the creator's line).
-local function gone(id)
-  error("entity '" .. safe_tostring(id) .. "' no longer exists", 4)
+local function gone(id, level)
+  error("entity '" .. safe_tostring(id) .. "' no longer exists", level or 4)
 end
 
+-- Slots [0] and [1] always exist on an entity proxy, so plain indexing
+-- reads them raw (no metamethod, no C call).
 local function key_of(e)
-  local key, id = rawget(e, 0), rawget(e, 1)
-  if not K("alive", key, id) then gone(id) end
+  local key, id = e[0], e[1]
+  if not N_alive(key, id) then gone(id) end
   return key
 end
 
 -- The handle check and the read cross into Rust once, not twice.
 local function read(e, what)
-  local live, v = K("readlive", rawget(e, 0), rawget(e, 1), what)
-  if not live then gone(rawget(e, 1)) end
+  local code = CODE[what]
+  local live, v
+  if code then
+    live, v = N_read(e[0], code)
+  else
+    live, v = K("readlive", e[0], e[1], what)
+  end
+  if not live then gone(e[1]) end
   return v
 end
 
@@ -386,7 +403,7 @@ local function submit(action_type, payload)
     args[n + 1], args[n + 2] = k, v
     n = n + 2
   end
-  local ok, err, kind = K("submit", action_type, unpack(args, 1, n))
+  local ok, err, kind = N_submit(action_type, unpack(args, 1, n))
   if not ok then fail(kind or "subcommand", err, 3) end
   return err   -- on success: the id of an entity the action produced, if any
 end
@@ -424,11 +441,17 @@ function Entity:has_tag(tag)
   return false
 end
 
-function Entity:exists() return K("alive", rawget(self, 0), rawget(self, 1)) end
+function Entity:exists() return N_alive(self[0], self[1]) end
 
+-- The native side returns `live, id1, handle1, id2, handle2, …`.
 function Entity:items()
-  local out = {}
-  for i, id in raw_ipairs(read(self, "items") or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
+  local r = { N_items(self[0]) }
+  if not r[1] then gone(self[1], 3) end
+  local out, n = {}, 0
+  for i = 2, #r, 2 do
+    n = n + 1
+    out[n] = raw_setmetatable({ [0] = r[i + 1], [1] = r[i] }, entity_mt)
+  end
   return out
 end
 
@@ -436,7 +459,7 @@ function Entity:top()
   local items = read(self, "items")
   if items and #items > 0 then
     local id = items[#items]
-    return entity_proxy(id, K("lookup", id))
+    return entity_proxy(id, N_lookup(id))
   end
 end
 
@@ -445,20 +468,20 @@ function Entity:stack()
   if p.kind == "stack" then return stack_proxy(p.id) end
 end
 
-function Entity:flip() key_of(self); submit("entity.flip", { entityId = rawget(self, 1) }) end
-function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = rawget(self, 1), locked = b }) end
-function Entity:roll() key_of(self); submit("die.roll", { entityId = rawget(self, 1) }) end
+function Entity:flip() key_of(self); submit("entity.flip", { entityId = self[1] }) end
+function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = self[1], locked = b }) end
+function Entity:roll() key_of(self); submit("die.roll", { entityId = self[1] }) end
 -- A counter's value, or (for a die without a counter) the face showing.
 function Entity:set_value(v)
   key_of(self)
   if read(self, "has:counter") or not read(self, "has:die") then
-    submit("counter.set", { entityId = rawget(self, 1), value = v })
+    submit("counter.set", { entityId = self[1], value = v })
   else
-    submit("die.set_value", { entityId = rawget(self, 1), value = v })
+    submit("die.set_value", { entityId = self[1], value = v })
   end
 end
 
-function Entity:destroy() key_of(self); submit("entity.destroy", { entityId = rawget(self, 1) }) end
+function Entity:destroy() key_of(self); submit("entity.destroy", { entityId = self[1] }) end
 
 -- deck:deal({hand_a, "p2", …}, cards_each): round-robin; a player (proxy or
 -- id) means that player's hand.
@@ -466,22 +489,22 @@ function Entity:deal(targets, cards_each)
   key_of(self)
   local ids = {}
   for i, t in raw_ipairs(targets) do ids[i] = id_of(t, "a container or a player") end
-  submit("deck.deal", { deckId = rawget(self, 1), targets = ids, cardsEach = cards_each or 1 })
+  submit("deck.deal", { deckId = self[1], targets = ids, cardsEach = cards_each or 1 })
 end
 
 -- deck:draw_to_world([t]): the top card into the world; returns its proxy.
 function Entity:draw_to_world(t)
   key_of(self)
-  local id = submit("deck.draw_to_world", { deckId = rawget(self, 1), transform = t })
-  if id then return entity_proxy(id, K("lookup", id)) end
+  local id = submit("deck.draw_to_world", { deckId = self[1], transform = t })
+  if id then return entity_proxy(id, N_lookup(id)) end
 end
-function Entity:add(n) key_of(self); submit("counter.add", { entityId = rawget(self, 1), amount = n }) end
-function Entity:set_text(s) key_of(self); submit("text.set", { entityId = rawget(self, 1), value = s }) end
-function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = rawget(self, 1) }) end
+function Entity:add(n) key_of(self); submit("counter.add", { entityId = self[1], amount = n }) end
+function Entity:set_text(s) key_of(self); submit("text.set", { entityId = self[1], value = s }) end
+function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = self[1] }) end
 
 function Entity:draw_to(target, count)
   key_of(self)
-  submit("deck.draw_to_container", { deckId = rawget(self, 1), target = id_of(target, "a container"), count = count or 1 })
+  submit("deck.draw_to_container", { deckId = self[1], target = id_of(target, "a container"), count = count or 1 })
 end
 
 -- e:move(transform): a full or partial transform ({position=..., rotation=...,
@@ -499,81 +522,89 @@ function Entity:move(t)
   else
     full = { position = t.position or cur.position, rotation = t.rotation or cur.rotation, scale = t.scale or cur.scale }
   end
-  submit("entity.move", { entityId = rawget(self, 1), transform = full })
+  submit("entity.move", { entityId = self[1], transform = full })
 end
 
 -- e:move_to(container [, index]): into a container (at the end by default),
 -- or to the world with `nil`.
+-- One native call: the handle check, where the entity is, the target's
+-- length and the subcommand.
 function Entity:move_to(container, index)
-  local p = read(self, "placement")   -- also checks the handle
-  local from = p.kind == "container" and p.id or nil
-  local to = container ~= nil and id_of(container, "a container") or nil
-  if index == nil then
-    if to then
-      local _, count = K("readlive", K("lookup", to) or -1, to, "count")
-      index = count or 0
-      if from == to then index = index - 1 end
-    else
-      index = 0
-    end
-  end
-  submit("container.move", { entity = rawget(self, 1), from = from or core.null, to = to or core.null, index = index })
+  local to = container
+  if to ~= nil and type(to) ~= "string" then to = id_of(to, "a container") end
+  local ok, err, kind = N_move_to(self[0], self[1], to, index)
+  if ok then return end
+  if ok == nil then gone(self[1], 3) end
+  fail(kind or "subcommand", err, 2)
 end
 
 function Entity:attach(entity)
   key_of(self)
-  submit("snap.attach", { snapPointId = rawget(self, 1), entityId = id_of(entity, "an entity") })
+  submit("snap.attach", { snapPointId = self[1], entityId = id_of(entity, "an entity") })
 end
 
 function Entity:attach_to(snap_point)
   key_of(self)
-  submit("snap.attach", { snapPointId = id_of(snap_point, "a snap point"), entityId = rawget(self, 1) })
+  submit("snap.attach", { snapPointId = id_of(snap_point, "a snap point"), entityId = self[1] })
 end
 
 function Stack:items()
   local out = {}
-  for i, id in raw_ipairs(K("stack", rawget(self, 1)) or {}) do out[i] = entity_proxy(id, K("lookup", id)) end
+  for i, id in raw_ipairs(K("stack", self[1]) or {}) do out[i] = entity_proxy(id, N_lookup(id)) end
   return out
 end
 function Stack:top() local items = self:items(); return items[#items] end
-function Stack:exists() return K("stack", rawget(self, 1)) ~= nil end
-function Stack:add(e) submit("stack.add", { stackId = rawget(self, 1), entityId = id_of(e, "an entity") }) end
-function Stack:merge(other) submit("stack.merge", { targetStackId = rawget(self, 1), sourceStackId = id_of(other, "a stack") }) end
-function Stack:dissolve() submit("stack.dissolve", { stackId = rawget(self, 1) }) end
-function Stack:remove_top() submit("stack.remove_top", { stackId = rawget(self, 1) }) end
+function Stack:exists() return K("stack", self[1]) ~= nil end
+function Stack:add(e) submit("stack.add", { stackId = self[1], entityId = id_of(e, "an entity") }) end
+function Stack:merge(other) submit("stack.merge", { targetStackId = self[1], sourceStackId = id_of(other, "a stack") }) end
+function Stack:dissolve() submit("stack.dissolve", { stackId = self[1] }) end
+function Stack:remove_top() submit("stack.remove_top", { stackId = self[1] }) end
+
+-- Fields read straight from the entity, by code: one native call.
+local DIRECT = {
+  flipped = CODE.flipped, locked = CODE.locked, value = CODE.value, text = CODE.text,
+  transform = CODE.transform, tags = CODE.tags, props = CODE.props,
+  placement = CODE.placement, faces = CODE.faces,
+}
 
 entity_mt = {
   __metatable = PROXY,
   __proxy = true,
   __index = function(e, k)
-    if k == "id" then return rawget(e, 1) end
+    local code = DIRECT[k]
+    if code then
+      local live, v = N_read(e[0], code)
+      if live then return v end
+      gone(e[1], 3)
+    end
+    if k == "id" then return e[1] end
     local m = Entity[k]
     if m then return m end
     local f = FIELDS[k]
     if f then return f(e) end
   end,
   __newindex = function(_, k) error("entity proxies are read-only; use a method (tried to set " .. safe_tostring(k) .. ")", 2) end,
-  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
-  __tostring = function(e) return "entity " .. rawget(e, 1) end,
+  __eq = function(a, b) return a[1] == b[1] end,
+  __tostring = function(e) return "entity " .. e[1] end,
 }
 player_mt = {
   __metatable = PROXY,
   __proxy = true,
   __index = Player,
   __newindex = function() error("player proxies are read-only", 2) end,
-  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
-  __tostring = function(p) return "player " .. rawget(p, 1) end,
+  __eq = function(a, b) return a[1] == b[1] end,
+  __tostring = function(p) return "player " .. p[1] end,
 }
 stack_mt = {
   __metatable = PROXY,
   __proxy = true,
   __index = function(s, k)
-    if k == "id" then return rawget(s, 1) end
+    if k == "id" then return s[1] end
     return Stack[k]
   end,
   __newindex = function() error("stack proxies are read-only", 2) end,
-  __eq = function(a, b) return rawget(a, 1) == rawget(b, 1) end,
-  __tostring = function(s) return "stack " .. rawget(s, 1) end,
+  __eq = function(a, b) return a[1] == b[1] end,
+  __tostring = function(s) return "stack " .. s[1] end,
 }
 
 ----------------------------------------------------------------------------
@@ -583,14 +614,13 @@ stack_mt = {
 local game = {}
 
 function game.entity(id)
-  if type(id) ~= "string" then return nil end
-  local key = K("lookup", id)
-  if key then return entity_proxy(id, key) end
+  local key = N_lookup(id)
+  if key then return raw_setmetatable({ [0] = key, [1] = id }, entity_mt) end
 end
 
 local function entity_list(ids)
   local out = {}
-  for i, id in raw_ipairs(ids) do out[i] = entity_proxy(id, K("lookup", id)) end
+  for i, id in raw_ipairs(ids) do out[i] = entity_proxy(id, N_lookup(id)) end
   return out
 end
 
@@ -624,7 +654,7 @@ function game.spawn(prefab, opts)
     t = { position = opts.position, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
   end
   local id = submit("entity.spawn", { prefabId = prefab, transform = t, props = opts.props })
-  return entity_proxy(id, K("lookup", id))
+  return entity_proxy(id, N_lookup(id))
 end
 
 function game.create_stack(id, items)

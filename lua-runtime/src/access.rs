@@ -134,7 +134,6 @@ impl Call<'_, '_, '_> {
                 let id = arg_str(&args, 1).unwrap_or_default();
                 ret(self.state().key(&id).map_or(LuaValue::Nil, key_to_lua))
             }
-            "alive" => ret(LuaValue::Boolean(self.live(&args).is_some())),
             "readlive" => self.read_live(lua, &args),
             "entities" => {
                 let tag = arg_str(&args, 1);
@@ -252,6 +251,137 @@ impl Call<'_, '_, '_> {
                 "unknown native operation '{op}'"
             ))),
         }
+    }
+
+    /// The entity behind a handle, if it is still there.
+    fn by_key(&self, key: i64) -> Option<&Entity> {
+        self.state()
+            .get(EntityKey::from(KeyData::from_ffi(key as u64)))
+    }
+
+    /// `read(key, code)`: `true, value` of field `READ_FIELDS[code]`, or
+    /// `false` when the handle no longer names an entity. Reads follow the
+    /// handle; writes also check the proxy's id (see `alive`).
+    pub fn read_code(&self, lua: &Lua, key: i64, code: i64) -> mlua::Result<(bool, LuaValue)> {
+        let Some(e) = self.by_key(key) else {
+            return Ok((false, LuaValue::Nil));
+        };
+        let what = usize::try_from(code - 1)
+            .ok()
+            .and_then(|i| crate::native::READ_FIELDS.get(i))
+            .ok_or_else(|| mlua::Error::runtime("unknown entity field code"))?;
+        Ok((true, self.field(lua, e, what)?))
+    }
+
+    /// Whether the handle still names the entity with this id.
+    pub fn alive_key(&self, key: i64, id: &LuaValue) -> bool {
+        self.by_key(key).is_some_and(|e| match id {
+            LuaValue::String(id) => e.id.as_bytes() == &*id.as_bytes(),
+            _ => true,
+        })
+    }
+
+    /// The handle of the entity with this id.
+    pub fn lookup_key(&self, id: &LuaValue) -> Option<i64> {
+        let LuaValue::String(id) = id else {
+            return None;
+        };
+        let id = id.to_str().ok()?;
+        self.state().key(&id).map(|k| k.data().as_ffi() as i64)
+    }
+
+    /// `items(key)`: `true, id1, handle1, id2, handle2, …` for a
+    /// container's items in order (just `true` for an entity that is not a
+    /// container), or `false` when the handle no longer names an entity.
+    /// The prelude builds the proxies: values pushed here need no Lua
+    /// allocation (ids come from the string cache), tables would.
+    pub fn item_handles(&self, lua: &Lua, key: i64) -> mlua::Result<MultiValue> {
+        let Some(e) = self.by_key(key) else {
+            return ret(LuaValue::Boolean(false));
+        };
+        let items = e
+            .components
+            .container
+            .as_ref()
+            .map_or(&[][..], |c| &c.items);
+        let mut out = Vec::with_capacity(1 + 2 * items.len());
+        out.push(LuaValue::Boolean(true));
+        for id in items {
+            out.push(LuaValue::String(self.shared.string(lua, id)?));
+            out.push(match self.state().key(id) {
+                Some(k) => LuaValue::Integer(k.data().as_ffi() as i64),
+                None => LuaValue::Nil,
+            });
+        }
+        Ok(MultiValue::from_vec(out))
+    }
+
+    /// `move_to(key, id, container_id, index)`: the entity into a container
+    /// (at its end when `index` is nil) or, for a nil container, into the
+    /// world — one `container.move` subcommand.
+    /// Returns `true`; or `false, message, kind` (raised by the prelude);
+    /// or `nil` when the handle no longer names the entity.
+    pub fn move_to(
+        &mut self,
+        lua: &Lua,
+        key: i64,
+        id: &LuaValue,
+        to: &LuaValue,
+        index: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        if !self.alive_key(key, id) {
+            return ret(LuaValue::Nil);
+        }
+        let Some(e) = self.by_key(key) else {
+            return ret(LuaValue::Nil);
+        };
+        let entity = e.id.clone();
+        let from = match &e.placement {
+            Placement::Container(c) => Some(c.clone()),
+            _ => None,
+        };
+        let to = match to {
+            LuaValue::String(s) => Some(s.to_str()?),
+            _ => None,
+        };
+        let index = match index {
+            LuaValue::Nil => match &to {
+                Some(t) => {
+                    let count = self
+                        .state()
+                        .entity(&t[..])
+                        .and_then(|c| c.components.container.as_ref())
+                        .map_or(0, |c| c.items.len()) as f64;
+                    if from.as_deref() == Some(&t[..]) {
+                        FieldValue::Num(count - 1.0)
+                    } else {
+                        FieldValue::Num(count)
+                    }
+                }
+                None => FieldValue::Num(0.0),
+            },
+            other => match field_value(other) {
+                Ok(v) => v,
+                Err(m) => {
+                    return refusal(
+                        lua,
+                        &format!("container.move: bad payload field index: {m}"),
+                        "runtime",
+                    )
+                }
+            },
+        };
+        let payload = Fields::new()
+            .with("entity", &*entity)
+            .with("from", from.as_deref())
+            .with("to", to.as_ref().map(|t| &t[..]))
+            .with("index", index);
+        self.submit_fields(lua, ActionType::ContainerMove, payload)
+    }
+
+    /// `submit(type, k1, v1, …)` without the operation name.
+    pub fn submit_args(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
+        self.submit_from(lua, args, 0)
     }
 
     /// The entity a handle (`args[1]`) names, if it is still there and —
@@ -450,12 +580,23 @@ impl Call<'_, '_, '_> {
     }
 
     fn submit(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
-        let action_type = arg_str(args, 1).unwrap_or_default();
+        self.submit_from(lua, args, 1)
+    }
+
+    /// A subcommand from `args[first]` (its type) and the key, value pairs
+    /// after it.
+    fn submit_from(
+        &mut self,
+        lua: &Lua,
+        args: &MultiValue,
+        first: usize,
+    ) -> mlua::Result<MultiValue> {
+        let action_type = arg_str(args, first).unwrap_or_default();
         if let Some((msg, kind)) = self.write_refusal(&format!("issue {action_type}")) {
             return refusal(lua, &msg, kind);
         }
         let mut payload = Fields::new();
-        let mut i = 2;
+        let mut i = first + 1;
         while i < args.len() {
             let key = match args.get(i) {
                 Some(LuaValue::String(k)) => k.to_string_lossy(),
@@ -479,17 +620,60 @@ impl Call<'_, '_, '_> {
             }
             i += 2;
         }
+        match ActionType::from_name(&action_type) {
+            Some(ty) => self.submit_fields(lua, ty, payload),
+            None => self.submit_json(lua, &action_type, payload),
+        }
+    }
+
+    /// An unregistered type: rejected by the kernel like any other, with
+    /// its name in the report.
+    fn submit_json(
+        &mut self,
+        lua: &Lua,
+        action_type: &str,
+        payload: Fields,
+    ) -> mlua::Result<MultiValue> {
+        let (script_id, binding_id) = (self.script_id, self.binding_id);
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
+        let result = ctx.submit(script_id, binding_id, action_type, payload.to_json());
+        self.submitted(lua, action_type, 0, result)
+    }
+
+    /// Issues a subcommand; `true` (and the id of an entity it produced),
+    /// or `false, message, kind`.
+    fn submit_fields(
+        &mut self,
+        lua: &Lua,
+        ty: ActionType,
+        payload: Fields,
+    ) -> mlua::Result<MultiValue> {
+        if let Some((msg, kind)) = self.write_refusal(&format!("issue {}", ty.name())) {
+            return refusal(lua, &msg, kind);
+        }
         let (script_id, binding_id) = (self.script_id, self.binding_id);
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
         let before = ctx.events().len();
-        let submitted = match ActionType::from_name(&action_type) {
-            Some(ty) => ctx.submit_fields(script_id, binding_id, ty, payload),
-            None => ctx.submit(script_id, binding_id, &action_type, payload.to_json()),
-        };
-        match submitted {
+        let result = ctx.submit_fields(script_id, binding_id, ty, payload);
+        self.submitted(lua, ty.name(), before, result)
+    }
+
+    fn submitted(
+        &mut self,
+        lua: &Lua,
+        action_type: &str,
+        before: usize,
+        result: Result<(), digipology_kernel::Rejection>,
+    ) -> mlua::Result<MultiValue> {
+        match result {
             Ok(()) => {
+                let Access::Handler(ctx) = &self.access else {
+                    return ok_true();
+                };
                 // A spawn or a draw to the world names the entity it produced.
                 let made = ctx.events()[before..].iter().find_map(|e| match &e.kind {
                     digipology_kernel::EventKind::EntitySpawned { entity_id, .. }

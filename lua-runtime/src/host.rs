@@ -121,9 +121,26 @@ pub struct Shared {
     doom: RefCell<Option<String>>,
     log: RefCell<Vec<String>>,
     ids: Cell<u32>,
+    /// Lua strings of ids already passed to scripts: pushing one again
+    /// needs no allocation (which mlua would protect with a `pcall`).
+    strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
 }
 
 impl Shared {
+    /// `s` as a Lua string, from the cache of ids (at most 65,536 strings of
+    /// at most 64 bytes are kept).
+    pub fn string(&self, lua: &Lua, s: &str) -> mlua::Result<mlua::LuaString> {
+        if let Some(v) = self.strings.borrow().get(s) {
+            return Ok(v.clone());
+        }
+        let v = lua.create_string(s)?;
+        let mut cache = self.strings.borrow_mut();
+        if s.len() <= 64 && cache.len() < 65_536 {
+            cache.insert(s.into(), v.clone());
+        }
+        Ok(v)
+    }
+
     /// Records the kind of the failure being raised.
     pub fn fail(&self, kind: ScriptErrorKind) {
         if self.fail_kind.get().is_none() {
@@ -177,7 +194,6 @@ pub struct LuaHost {
     limits: Limits,
     bindings: Vec<Binding>,
     slot: Rc<Slot>,
-    strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
     guard_call: Function,
     handle_call: Function,
     callback_call: Function,
@@ -212,6 +228,7 @@ impl LuaHost {
             doom: RefCell::new(None),
             log: RefCell::new(Vec::new()),
             ids: Cell::new(0),
+            strings: RefCell::new(FxHashMap::default()),
         });
         let hook_shared = shared.clone();
         lua.set_global_hook(
@@ -241,11 +258,12 @@ impl LuaHost {
             })
             .map_err(internal)?;
         cur.raw_set("k", k).map_err(internal)?;
+        let natives = crate::native::natives(&lua, &slot).map_err(internal)?;
         let prelude: Table = lua
             .load(PRELUDE)
             .set_name("=prelude.lua")
             .set_mode(ChunkMode::Text)
-            .call((core, cur.clone(), lua.globals()))
+            .call((core, cur.clone(), lua.globals(), natives))
             .map_err(internal)?;
         let order: String = prelude
             .get::<Function>("selftest")
@@ -274,7 +292,6 @@ impl LuaHost {
             limits,
             bindings: Vec::new(),
             slot,
-            strings: RefCell::new(FxHashMap::default()),
             seq: state.sequence,
             guards: FxHashMap::default(),
             handlers: FxHashMap::default(),
@@ -467,15 +484,7 @@ impl LuaHost {
     /// A Lua string for a short name or id, created once and reused (every
     /// fresh string costs a protected call once a memory limit is set).
     fn sid(&self, s: &str) -> mlua::Result<LuaValue> {
-        if let Some(v) = self.strings.borrow().get(s) {
-            return Ok(LuaValue::String(v.clone()));
-        }
-        let v = self.lua.create_string(s)?;
-        let mut cache = self.strings.borrow_mut();
-        if s.len() <= 64 && cache.len() < 65_536 {
-            cache.insert(s.into(), v.clone());
-        }
-        Ok(LuaValue::String(v))
+        self.shared.string(&self.lua, s).map(LuaValue::String)
     }
 
     /// (type, seq, actionId or nil, key, value, …) for `P.handle`.

@@ -13,6 +13,7 @@
 mod access;
 mod convert;
 mod host;
+mod native;
 mod slot;
 
 pub use host::{

@@ -389,6 +389,31 @@ fn spawn_deal_draw_to_world_and_die_faces() {
 }
 
 #[test]
+fn reading_a_field_of_a_destroyed_entity_errors_at_the_creators_line() {
+    for read in ["t.locked", "t.placement", "t:items()", "t.value"] {
+        let src = format!(
+            "function on_button_pressed(event)\n  local t = game.entity('card')\n  t:destroy()\n  local x = {read}\nend\n"
+        );
+        let (mut k, mut host) = global(&src);
+        start(&mut k, &mut host);
+        let err = script_error(
+            &mut k,
+            &mut host,
+            player("p1", "button.press", json!({"entityId": "btn"})),
+            "runtime",
+        );
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("'card' no longer exists"),
+            "{read}: {err}"
+        );
+        assert_eq!(err["line"], json!(4), "{read}: {err}");
+    }
+}
+
+#[test]
 fn a_proxy_to_a_destroyed_entity_errors_and_touches_nothing_else() {
     let src = "function on_button_pressed(event)\n  local t = game.entity('card')\n  t:destroy()\n  storage.gone = not t:exists()\n  t:flip()\nend\n";
     let (mut k, mut host) = global(src);
