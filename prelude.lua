@@ -9,7 +9,8 @@
 --   G      the privileged globals (the real library tables)
 --   N      typed native functions for the hot paths (lua-runtime/src/native.rs):
 --          read(handle, code), alive(handle, id), lookup(id),
---          items(handle), move_to(handle, id, container_id, index), submit(type, ...)
+--          items(handle), move_to(handle, id, container_id, index),
+--          move_all(handle, id, container_id), submit(type, ...)
 local core, CUR, G, N = ...
 
 local type, select, error, rawget, rawset, rawequal, rawlen, next =
@@ -23,8 +24,8 @@ local sfind, sformat, sgsub, ssub, sbyte, srep = string.find, string.format, str
 local floor, mtype = math.floor, math.type
 
 local K = CUR.k
-local N_read, N_alive, N_lookup, N_items, N_move_to, N_submit =
-  N.read, N.alive, N.lookup, N.items, N.move_to, N.submit
+local N_read, N_alive, N_lookup, N_items, N_move_to, N_move_all, N_submit =
+  N.read, N.alive, N.lookup, N.items, N.move_to, N.move_all, N.submit
 
 -- Field name -> the code `N_read` takes (the native side owns the list).
 local CODE = {}
@@ -356,11 +357,14 @@ local function stack_proxy(id)
   return raw_setmetatable({ [1] = id }, stack_mt)
 end
 
+-- A proxy's id, or an id string. One C call for a proxy: only proxies
+-- answer `getmetatable` with PROXY (strings answer false).
 local function id_of(v, what)
-  if type(v) == "string" then return v end
-  if type(v) == "table" and type(rawget(v, 1)) == "string" then
-    local mt = raw_getmetatable(v)
-    if mt == PROXY then return rawget(v, 1) end
+  if raw_getmetatable(v) == PROXY then
+    local id = rawget(v, 1)
+    if type(id) == "string" then return id end
+  elseif type(v) == "string" then
+    return v
   end
   error("expected " .. what .. " (a proxy or an id string), got " .. type(v), 3)
 end
@@ -531,8 +535,20 @@ end
 -- length and the subcommand.
 function Entity:move_to(container, index)
   local to = container
-  if to ~= nil and type(to) ~= "string" then to = id_of(to, "a container") end
+  if to ~= nil then to = id_of(to, "a container") end
   local ok, err, kind = N_move_to(self[0], self[1], to, index)
+  if ok then return end
+  if ok == nil then gone(self[1], 3) end
+  fail(kind or "subcommand", err, 2)
+end
+
+-- container:move_all_to(other): every item, in order, to the end of
+-- `other` (or the world with nil): one container.move per item, in one
+-- native call.
+function Entity:move_all_to(container)
+  local to = container
+  if to ~= nil then to = id_of(to, "a container") end
+  local ok, err, kind = N_move_all(self[0], self[1], to)
   if ok then return end
   if ok == nil then gone(self[1], 3) end
   fail(kind or "subcommand", err, 2)

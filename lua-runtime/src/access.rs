@@ -379,6 +379,57 @@ impl Call<'_, '_, '_> {
         self.submit_fields(lua, ActionType::ContainerMove, payload)
     }
 
+    /// `move_all(key, id, container_id)`: every item of this container, in
+    /// order, to the end of another container (or, for nil, the world) —
+    /// one `container.move` subcommand per item, exactly what the loop
+    /// `for _, c in ipairs(e:items()) do c:move_to(container) end` issues.
+    /// Stops at the first rejection. Returns as [`Call::move_to`].
+    pub fn move_all(
+        &mut self,
+        lua: &Lua,
+        key: i64,
+        id: &LuaValue,
+        to: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        if !self.alive_key(key, id) {
+            return ret(LuaValue::Nil);
+        }
+        let Some(e) = self.by_key(key) else {
+            return ret(LuaValue::Nil);
+        };
+        let from = e.id.clone();
+        let items: Vec<Id> = e
+            .components
+            .container
+            .as_ref()
+            .map(|c| c.items.clone())
+            .unwrap_or_default();
+        let to = match to {
+            LuaValue::String(s) => Some(s.to_str()?),
+            _ => None,
+        };
+        for item in items {
+            let index = match &to {
+                Some(t) => self
+                    .state()
+                    .entity(&t[..])
+                    .and_then(|c| c.components.container.as_ref())
+                    .map_or(0, |c| c.items.len()),
+                None => 0,
+            };
+            let payload = Fields::new()
+                .with("entity", &*item)
+                .with("from", &*from)
+                .with("to", to.as_ref().map(|t| &t[..]))
+                .with("index", index as f64);
+            let done = self.submit_fields(lua, ActionType::ContainerMove, payload)?;
+            if !matches!(done.front(), Some(LuaValue::Boolean(true))) {
+                return Ok(done);
+            }
+        }
+        ok_true()
+    }
+
     /// `submit(type, k1, v1, …)` without the operation name.
     pub fn submit_args(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
         self.submit_from(lua, args, 0)

@@ -767,6 +767,14 @@ impl LuaHost {
         ctx: &mut ScriptCtx<'_, '_>,
         event: &Event,
     ) -> Result<(), ScriptFailure> {
+        // Only these two events can have a stored callback: every other
+        // event leaves before the runtime's records are read.
+        if !matches!(
+            event.kind,
+            EventKind::PromptResponded { .. } | EventKind::TimerFired { .. }
+        ) {
+            return Ok(());
+        }
         let runtime = match ctx.state().storage.get(RUNTIME_STORAGE) {
             Some(Value::Object(o)) => o.clone(),
             _ => BTreeMap::new(),

@@ -86,6 +86,14 @@ pub fn natives(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     )?;
     let s = slot.clone();
     t.raw_set(
+        "move_all",
+        lua.create_function(move |lua, (key, id, to): (i64, LuaValue, LuaValue)| {
+            s.with_current(|c| c.move_all(lua, key, &id, &to))
+                .unwrap_or_else(|| Err(outside()))
+        })?,
+    )?;
+    let s = slot.clone();
+    t.raw_set(
         "submit",
         lua.create_function(move |lua, args: MultiValue| {
             s.with_current(|c| c.submit_args(lua, &args))

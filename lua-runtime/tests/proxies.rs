@@ -435,3 +435,55 @@ fn a_proxy_to_a_destroyed_entity_errors_and_touches_nothing_else() {
     // The whole action rolled back: the card is still there.
     assert!(k.state().entity("card").is_some());
 }
+
+#[test]
+fn move_all_to_issues_the_same_moves_as_a_move_to_loop() {
+    let looped = "function on_button_pressed(event)\n  local hand = game.entity('hand')\n  for _, c in ipairs(game.entity('deck'):items()) do c:move_to(hand) end\nend\n";
+    let batched =
+        "function on_button_pressed(event)\n  game.entity('deck'):move_all_to('hand')\nend\n";
+    let by_proxy = "function on_button_pressed(event)\n  game.entity('deck'):move_all_to(game.entity('hand'))\nend\n";
+    let press = player("p1", "button.press", json!({"entityId": "btn"}));
+    let run = |src: &str| {
+        let (mut k, mut host) = global(src);
+        start(&mut k, &mut host);
+        let out = k.process_json(&press, &mut host);
+        assert!(out.accepted(), "{:?}", events(&out));
+        (
+            events(&out),
+            k.state_hash(),
+            component(&k, "hand", "container"),
+        )
+    };
+    let (ev_loop, hash_loop, hand) = run(looped);
+    assert_eq!(hand["items"], json!(["c1", "c2", "c3"]));
+    let moved: Vec<_> = ev_loop
+        .iter()
+        .filter(|(t, _)| t == "container.moved")
+        .map(|(_, d)| d["entityId"].clone())
+        .collect();
+    assert_eq!(moved, vec![json!("c1"), json!("c2"), json!("c3")]);
+    for src in [batched, by_proxy] {
+        let (ev, hash, _) = run(src);
+        assert_eq!(ev, ev_loop, "{src}");
+        assert_eq!(hash, hash_loop, "{src}");
+    }
+}
+
+#[test]
+fn move_all_to_a_non_container_fails_the_action_and_moves_nothing() {
+    let src =
+        "function on_button_pressed(event)\n  game.entity('deck'):move_all_to('score')\nend\n";
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "subcommand",
+    );
+    assert_eq!(err["line"], json!(2), "{err}");
+    assert_eq!(
+        component(&k, "deck", "container")["items"],
+        json!(["c1", "c2", "c3"])
+    );
+}
