@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use digipology_kernel::{
-    state_from_game, Action, ActionType, ClosureHost, Event, Fields, GuardKind, Id, Kernel,
-    ScriptHost, Source, State, Verdict,
+    state_from_game, Action, ClosureHost, Event, GuardKind, Id, Kernel, ScriptHost, Source, State,
+    Verdict,
 };
 use serde_json::json;
 
@@ -264,12 +264,8 @@ pub fn rust_rules() -> ClosureHost {
                         .entity(&deck)
                         .and_then(|e| e.components.container.as_ref())
                         .map_or(0, |c| c.items.len());
-                    let payload = Fields::new()
-                        .with("entity", &*card)
-                        .with("from", hand.as_str())
-                        .with("to", &*deck)
-                        .with("index", len as f64);
-                    let _ = ctx.submit_fields(&rules, &global, ActionType::ContainerMove, payload);
+                    let _ =
+                        ctx.move_item(&rules, &global, &card, Some(&hand), Some(&deck), len as u64);
                 }
             }
             Ok(())

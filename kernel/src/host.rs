@@ -266,6 +266,31 @@ impl ScriptCtx<'_, '_> {
         )
     }
 
+    /// A `container.move` subcommand from its arguments: the same checks,
+    /// events and failure reporting as [`ScriptCtx::submit_fields`] with the
+    /// payload `{entity, from, to, index}` (null `from`/`to` = the world),
+    /// without building one. What a host moving many items uses.
+    ///
+    /// # Errors
+    /// As [`ScriptCtx::submit`].
+    pub fn move_item(
+        &mut self,
+        script_id: &Id,
+        binding_id: &Id,
+        entity: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        index: u64,
+    ) -> Result<(), Rejection> {
+        let args = crate::actions::container::MoveArgs {
+            entity,
+            from,
+            to,
+            index,
+        };
+        crate::kernel::submit_move(self, script_id, binding_id, args)
+    }
+
     /// A uniform draw in `[0, n)` from the canonical RNG (rolled back with
     /// the transaction). `n` must be positive.
     pub fn random_below(&mut self, n: u64) -> u64 {

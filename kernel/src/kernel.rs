@@ -352,6 +352,59 @@ pub(crate) fn submit_subcommand(
     action_type: &TypeName,
     payload: Result<Fields, ()>,
 ) -> Result<(), Rejection> {
+    let malformed = payload.is_err().then(|| {
+        Rejection::new(
+            RejectCode::MalformedAction,
+            "a subcommand payload must be an object",
+        )
+    });
+    subcommand(
+        ctx,
+        script_id,
+        binding_id,
+        action_type,
+        malformed,
+        |txn, ty| {
+            let payload = payload.unwrap_or_default();
+            let action = Action::with_fields(
+                ty,
+                Source::Script {
+                    script_id: script_id.clone(),
+                    binding_id: binding_id.clone(),
+                },
+                payload,
+            );
+            actions::apply(txn, ty, &action, &mut NoScripts)
+        },
+    )
+}
+
+/// A `container.move` subcommand from decoded arguments: the same checks,
+/// events and failure reporting as [`submit_subcommand`] with the payload
+/// `{entity, from, to, index}`, without building one.
+pub(crate) fn submit_move(
+    ctx: &mut ScriptCtx<'_, '_>,
+    script_id: &Id,
+    binding_id: &Id,
+    args: crate::actions::container::MoveArgs<'_>,
+) -> Result<(), Rejection> {
+    let ty = TypeName::Registered(ActionType::ContainerMove);
+    subcommand(ctx, script_id, binding_id, &ty, None, |txn, _| {
+        crate::actions::container::apply_move(txn, args).map_err(Failure::Rejected)
+    })
+}
+
+/// A subcommand's bookkeeping around `run`: an earlier failure, the cascade
+/// limits, a payload problem found before (`malformed`), the registry row
+/// and its script-source rule; a rejection dooms the transaction.
+fn subcommand(
+    ctx: &mut ScriptCtx<'_, '_>,
+    script_id: &Id,
+    binding_id: &Id,
+    action_type: &TypeName,
+    malformed: Option<Rejection>,
+    run: impl FnOnce(&mut Txn<'_>, ActionType) -> Result<(), Failure>,
+) -> Result<(), Rejection> {
     // The handler's name is only needed for a failure report: built there.
     let event_type = ctx.event_type;
     let txn = &mut *ctx.txn;
@@ -386,25 +439,27 @@ pub(crate) fn submit_subcommand(
         );
         return doom(txn, r, ScriptErrorKind::Budget);
     }
-    let Ok(payload) = payload else {
-        let r = Rejection::new(
-            RejectCode::MalformedAction,
-            "a subcommand payload must be an object",
-        );
+    if let Some(r) = malformed {
         return doom(txn, r, ScriptErrorKind::Subcommand);
-    };
-    let action = Action::with_fields(
-        action_type.clone(),
-        Source::Script {
-            script_id: script_id.clone(),
-            binding_id: binding_id.clone(),
-        },
-        payload,
-    );
+    }
     let result = lookup_type(action_type)
-        .and_then(|ty| check_source(txn.state(), ty, &action.source).map(|()| ty))
+        .and_then(|ty| {
+            let sources = ty.sources();
+            if sources.script {
+                Ok(ty)
+            } else {
+                Err(Rejection::new(
+                    RejectCode::SourceNotAllowed,
+                    format!(
+                        "{} accepts {} sources, not script",
+                        ty.name(),
+                        sources.describe()
+                    ),
+                ))
+            }
+        })
         .map_err(Failure::Rejected)
-        .and_then(|ty| actions::apply(txn, ty, &action, &mut NoScripts));
+        .and_then(|ty| run(txn, ty));
     match result {
         Ok(()) => Ok(()),
         Err(Failure::Rejected(r)) => doom(txn, r, ScriptErrorKind::Subcommand),

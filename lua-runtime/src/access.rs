@@ -345,21 +345,38 @@ impl Call<'_, '_, '_> {
             _ => None,
         };
         let index = match index {
-            LuaValue::Nil => match &to {
-                Some(t) => {
-                    let count = self
-                        .state()
-                        .entity(&t[..])
-                        .and_then(|c| c.components.container.as_ref())
-                        .map_or(0, |c| c.items.len()) as f64;
-                    if from.as_deref() == Some(&t[..]) {
-                        FieldValue::Num(count - 1.0)
-                    } else {
-                        FieldValue::Num(count)
-                    }
+            // At the end (or, for the world, 0): the typed subcommand.
+            LuaValue::Nil => {
+                let to = to.as_ref().map(|t| &t[..]);
+                let count = to
+                    .and_then(|t| self.state().entity(t))
+                    .and_then(|c| c.components.container.as_ref())
+                    .map_or(0, |c| c.items.len());
+                let index = if from.is_some() && from.as_deref() == to {
+                    count.saturating_sub(1)
+                } else {
+                    count
+                };
+                if let Some((msg, kind)) = self.write_refusal("issue container.move") {
+                    return refusal(lua, &msg, kind);
                 }
-                None => FieldValue::Num(0.0),
-            },
+                let (script_id, binding_id) = (self.script_id, self.binding_id);
+                let Access::Handler(ctx) = &mut self.access else {
+                    return ok_true();
+                };
+                let result = ctx.move_item(
+                    script_id,
+                    binding_id,
+                    &entity,
+                    from.as_deref(),
+                    to,
+                    index as u64,
+                );
+                if result.is_ok() {
+                    return ok_true();
+                }
+                return self.submitted(lua, "container.move", 0, result);
+            }
             other => match field_value(other) {
                 Ok(v) => v,
                 Err(m) => {
@@ -408,23 +425,22 @@ impl Call<'_, '_, '_> {
             LuaValue::String(s) => Some(s.to_str()?),
             _ => None,
         };
+        if let Some((msg, kind)) = self.write_refusal("issue container.move") {
+            return refusal(lua, &msg, kind);
+        }
+        let (script_id, binding_id) = (self.script_id, self.binding_id);
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
         for item in items {
-            let index = match &to {
-                Some(t) => self
-                    .state()
-                    .entity(&t[..])
-                    .and_then(|c| c.components.container.as_ref())
-                    .map_or(0, |c| c.items.len()),
-                None => 0,
-            };
-            let payload = Fields::new()
-                .with("entity", &*item)
-                .with("from", &*from)
-                .with("to", to.as_ref().map(|t| &t[..]))
-                .with("index", index as f64);
-            let done = self.submit_fields(lua, ActionType::ContainerMove, payload)?;
-            if !matches!(done.front(), Some(LuaValue::Boolean(true))) {
-                return Ok(done);
+            let to = to.as_ref().map(|t| &t[..]);
+            let index = to
+                .and_then(|t| ctx.state().entity(t))
+                .and_then(|c| c.components.container.as_ref())
+                .map_or(0, |c| c.items.len());
+            let result = ctx.move_item(script_id, binding_id, &item, Some(&from), to, index as u64);
+            if result.is_err() {
+                return self.submitted(lua, "container.move", 0, result);
             }
         }
         ok_true()

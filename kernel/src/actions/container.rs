@@ -3,11 +3,20 @@
 use crate::action::Action;
 use crate::actions::{find, need};
 use crate::event::EventKind;
-use crate::payload::Payload;
+use crate::payload::{Payload, MAX_SAFE_INTEGER};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, Id, Placement, State};
 use crate::txn::Txn;
+
+/// A decoded `container.move` payload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MoveArgs<'a> {
+    pub entity: &'a str,
+    pub from: Option<&'a str>,
+    pub to: Option<&'a str>,
+    pub index: u64,
+}
 
 /// Atomic transfer between containers, or between a container and the world
 /// (`null`). `from` must match where the entity is; the target must have
@@ -15,10 +24,30 @@ use crate::txn::Txn;
 /// index 0).
 pub(crate) fn move_entity(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["entity", "from", "to", "index"])?;
-    let entity_id = p.str("entity")?;
-    let from = p.str_or_null("from")?;
-    let to = p.str_or_null("to")?;
-    let index = p.index("index")?;
+    let args = MoveArgs {
+        entity: p.str("entity")?,
+        from: p.str_or_null("from")?,
+        to: p.str_or_null("to")?,
+        index: p.index("index")?,
+    };
+    apply_move(txn, args)
+}
+
+/// [`move_entity`] after the payload's shape checks: the rules and the
+/// mutation.
+pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Rejection> {
+    let MoveArgs {
+        entity: entity_id,
+        from,
+        to,
+        index,
+    } = args;
+    if index as f64 > MAX_SAFE_INTEGER {
+        return reject(
+            RejectCode::InvalidValue,
+            format!("payload.index must be a non-negative safe integer, got {index}"),
+        );
+    }
     if from == to {
         return reject(RejectCode::SameContainer, "from and to must differ");
     }
@@ -84,7 +113,9 @@ fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<
         .as_ref()
         .and_then(|c| c.items.iter().position(|x| *x == e.id));
     match index {
-        Some(i) if e.placement == Placement::Container(source.id.clone()) => Ok(Some(i as u64)),
+        Some(i) if matches!(&e.placement, Placement::Container(c) if *c == source.id) => {
+            Ok(Some(i as u64))
+        }
         _ => reject(
             RejectCode::SourceMismatch,
             format!("\"{}\" is not in container \"{fid}\"", e.id),
