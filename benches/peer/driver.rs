@@ -246,10 +246,7 @@ pub fn rust_rules() -> ClosureHost {
                 Verdict::Allow
             }
         })
-        .with_handler(move |ctx, event: &Event| {
-            if event.type_name() != "button.pressed" {
-                return Ok(());
-            }
+        .with_handler_for(&["button.pressed"], move |ctx, _event: &Event| {
             for h in 1..=4 {
                 let hand = id(h);
                 let cards: Vec<Id> = ctx

@@ -103,6 +103,12 @@ pub trait ScriptHost {
     fn wants_events(&self) -> bool {
         true
     }
+
+    /// Whether `on_event` does anything for events of this type; the kernel
+    /// neither copies nor delivers the others.
+    fn wants_event(&mut self, _event_type: &'static str) -> bool {
+        true
+    }
 }
 
 /// A host with no scripts: every guard allows, no handler runs.
@@ -124,6 +130,8 @@ type EventFn = dyn FnMut(&mut ScriptCtx<'_, '_>, &Event) -> Result<(), ScriptFai
 pub struct ClosureHost {
     guard: Option<Box<GuardFn>>,
     on_event: Option<Box<EventFn>>,
+    /// The event types the closure handles; `None` = all.
+    event_types: Option<Vec<&'static str>>,
 }
 
 impl ClosureHost {
@@ -141,12 +149,24 @@ impl ClosureHost {
         self
     }
 
-    /// Sets the event closure.
+    /// Sets the event closure (it receives every event).
     pub fn with_handler(
         mut self,
         f: impl FnMut(&mut ScriptCtx<'_, '_>, &Event) -> Result<(), ScriptFailure> + 'static,
     ) -> ClosureHost {
         self.on_event = Some(Box::new(f));
+        self.event_types = None;
+        self
+    }
+
+    /// Sets the event closure for events of these types only.
+    pub fn with_handler_for(
+        mut self,
+        event_types: &[&'static str],
+        f: impl FnMut(&mut ScriptCtx<'_, '_>, &Event) -> Result<(), ScriptFailure> + 'static,
+    ) -> ClosureHost {
+        self.on_event = Some(Box::new(f));
+        self.event_types = Some(event_types.to_vec());
         self
     }
 }
@@ -172,6 +192,12 @@ impl ScriptHost for ClosureHost {
 
     fn wants_events(&self) -> bool {
         self.on_event.is_some()
+    }
+
+    fn wants_event(&mut self, event_type: &'static str) -> bool {
+        self.event_types
+            .as_ref()
+            .is_none_or(|types| types.contains(&event_type))
     }
 }
 

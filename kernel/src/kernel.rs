@@ -325,6 +325,10 @@ fn dispatch(txn: &mut Txn<'_>, host: &mut dyn ScriptHost) -> Result<(), Failure>
     }
     let mut i = 0;
     while i < txn.events.len() {
+        if !host.wants_event(txn.events[i].type_name()) {
+            i += 1;
+            continue;
+        }
         let event = txn.events[i].clone();
         txn.depth = txn.event_depths[i] + 1;
         let mut ctx = ScriptCtx {

@@ -677,6 +677,12 @@ impl ScriptHost for LuaHost {
     fn wants_events(&self) -> bool {
         self.has_handlers
     }
+
+    fn wants_event(&mut self, event_type: &'static str) -> bool {
+        // Prompt answers and timer fires may have a stored callback.
+        matches!(event_type, "prompt.responded" | "timer.fired")
+            || !self.handlers_for(event_type).is_empty()
+    }
 }
 
 impl LuaHost {
