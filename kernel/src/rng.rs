@@ -88,6 +88,19 @@ impl Rng {
         }
     }
 
+    /// Undoes [`Rng::shuffle`] of `items` when `self` is the state that
+    /// shuffle started from: the same swaps, drawn again, applied in
+    /// reverse order.
+    pub fn unshuffle<T>(&mut self, items: &mut [T]) {
+        let swaps: Vec<(usize, usize)> = (1..items.len())
+            .rev()
+            .map(|i| (i, self.below(i as u64 + 1) as usize))
+            .collect();
+        for &(i, j) in swaps.iter().rev() {
+            items.swap(i, j);
+        }
+    }
+
     /// Canonical form: the four words as 16-digit lowercase hex strings.
     pub fn to_value(&self) -> Value {
         object([
@@ -108,6 +121,22 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unshuffle_restores_every_length() {
+        for n in [0usize, 1, 2, 3, 26, 52, 300] {
+            let original: Vec<usize> = (0..n).collect();
+            let start = Rng::from_seed(n as u64 + 7);
+            let mut items = original.clone();
+            let mut rng = start.clone();
+            rng.shuffle(&mut items);
+            if n >= 26 {
+                assert_ne!(items, original, "n = {n}: the shuffle moved nothing");
+            }
+            start.clone().unshuffle(&mut items);
+            assert_eq!(items, original, "n = {n}");
+        }
+    }
 
     #[test]
     fn splitmix64_matches_reference_vector() {

@@ -22,8 +22,10 @@ enum Undo {
     Entity(EntityKey, Box<Entity>),
     Counter(EntityKey, f64),
     DieValue(EntityKey, Value),
-    /// A container's whole item list before a shuffle.
-    Items(EntityKey, Vec<Id>),
+    /// A container's items were shuffled with this RNG state: rollback
+    /// draws the same swaps again and undoes them in reverse (no copy of
+    /// the list is kept).
+    Shuffled(EntityKey, Rng),
     /// An item taken out of a container's list at this index.
     ItemRemoved(EntityKey, usize, Id),
     /// An item put into a container's list at this index.
@@ -191,13 +193,12 @@ impl<'s> Txn<'s> {
                         set_member(&mut z.members, &id, !added);
                     }
                 }
-                Undo::Items(k0, items) => {
-                    let k = m(k0);
+                Undo::Shuffled(k0, mut rng) => {
                     if let Some(c) = st
-                        .entity_mut(k)
+                        .entity_mut(m(k0))
                         .and_then(|e| e.components.container.as_mut())
                     {
-                        c.items = items;
+                        rng.unshuffle(&mut c.items);
                     }
                 }
                 Undo::ItemRemoved(k0, i, id) => {
@@ -308,8 +309,8 @@ impl<'s> Txn<'s> {
         self.state.entity_mut(key)
     }
 
-    /// Shuffles a container's item list in place with the canonical RNG;
-    /// the list (and the RNG) are saved for undo first.
+    /// Shuffles a container's item list in place with the canonical RNG.
+    /// The undo record is the RNG state the shuffle started from.
     pub(crate) fn shuffle_items(&mut self, key: EntityKey) {
         let Some(items) = self.items(key) else {
             return;
@@ -317,7 +318,8 @@ impl<'s> Txn<'s> {
         // The list is lent out of the state while the RNG (which lives in
         // the state too) shuffles it.
         let mut list = std::mem::take(items);
-        self.undo.push(Undo::Items(key, list.clone()));
+        let before = self.rng().clone();
+        self.undo.push(Undo::Shuffled(key, before));
         self.rng().shuffle(&mut list);
         if let Some(items) = self.items(key) {
             *items = list;

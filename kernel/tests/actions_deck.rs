@@ -216,3 +216,54 @@ fn draw_rejections_never_draw_partially() {
     assert_eq!(items(&k, "bag"), json!(["c3"]));
     assert_eq!(items(&k, "deck"), json!(["c1", "c2"]));
 }
+
+/// Rollback after a shuffle restores the order without a saved copy of the
+/// list: the undo record is the RNG state, and rollback replays the swaps.
+#[test]
+fn a_rolled_back_shuffle_restores_the_order_and_the_hash() {
+    use digipology_kernel::{ClosureHost, ScriptErrorKind, ScriptFailure};
+    let mut game = standard_game();
+    let ids: Vec<String> = (0..40).map(|i| format!("x{i:02}")).collect();
+    let entities = game["entities"].as_array_mut().expect("array");
+    for id in &ids {
+        entities.push(json!({"id": id, "components": {}}));
+    }
+    entities.push(json!({"id": "big", "components": {"deck": {}, "container": {"items": ids}}}));
+    let mut k = started(&game, 3);
+    accept(
+        &mut k,
+        system("system.player_joined", json!({"playerId": "p1"})),
+    );
+    let before = (items(&k, "big"), k.state_hash());
+    let mut host = ClosureHost::new().with_handler_for(&["button.pressed"], |ctx, _| {
+        for _ in 0..3 {
+            ctx.submit("main", "global", "deck.shuffle", json!({"deckId": "big"}))
+                .map_err(|r| ScriptFailure {
+                    script_id: "main".into(),
+                    binding_id: "global".into(),
+                    function: "on_button_pressed".into(),
+                    line: None,
+                    message: r.to_string(),
+                    kind: ScriptErrorKind::Subcommand,
+                })?;
+        }
+        Err(ScriptFailure {
+            script_id: "main".into(),
+            binding_id: "global".into(),
+            function: "on_button_pressed".into(),
+            line: Some(1),
+            message: "changed my mind".into(),
+            kind: ScriptErrorKind::Runtime,
+        })
+    });
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(!out.accepted());
+    let seq = k.state().sequence;
+    assert_eq!((items(&k, "big"), k.state_hash()), before, "seq {seq}");
+    // The same shuffles, committed, do reorder the deck.
+    accept(&mut k, script("deck.shuffle", json!({"deckId": "big"})));
+    assert_ne!(items(&k, "big"), before.0);
+}
