@@ -61,6 +61,38 @@ pub struct ScriptFailure {
     pub kind: ScriptErrorKind,
 }
 
+/// What a `prompt.created` asks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptOptions {
+    /// `choice`, `confirm` or `number`.
+    pub kind: String,
+    /// The question.
+    pub title: String,
+    /// Choices (choice prompts), else null.
+    pub choices: Value,
+    /// Lower bound (number prompts), else null.
+    pub min: Value,
+    /// Upper bound (number prompts), else null.
+    pub max: Value,
+    /// Step (number prompts), else null.
+    pub step: Value,
+    /// The default answer, or null.
+    pub default: Value,
+}
+
+/// The callback a timer runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerTarget {
+    /// Callback name.
+    pub callback: String,
+    /// Owning script.
+    pub script_id: String,
+    /// Owning binding.
+    pub binding_id: String,
+    /// Entity of an entity binding, if any.
+    pub entity_id: Option<String>,
+}
+
 /// What happened, with its data.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -278,20 +310,8 @@ pub enum EventKind {
         prompt_id: Id,
         /// Who must answer.
         player_id: Id,
-        /// `choice`, `confirm` or `number`.
-        kind: String,
-        /// The question.
-        title: String,
-        /// Choices (choice prompts), else null.
-        choices: Value,
-        /// Lower bound (number prompts), else null.
-        min: Value,
-        /// Upper bound (number prompts), else null.
-        max: Value,
-        /// Step (number prompts), else null.
-        step: Value,
-        /// The default answer, or null.
-        default: Value,
+        /// What is asked (boxed: rare and large, it would size every event).
+        options: Box<PromptOptions>,
     },
     /// `prompt.responded`
     PromptResponded {
@@ -315,14 +335,8 @@ pub enum EventKind {
         timer_id: Id,
         /// Delay in milliseconds.
         delay: f64,
-        /// Callback name.
-        callback: String,
-        /// Owning script.
-        script_id: String,
-        /// Owning binding.
-        binding_id: String,
-        /// Entity of an entity binding, if any.
-        entity_id: Option<String>,
+        /// Whose callback runs (boxed: rare and large).
+        target: Box<TimerTarget>,
     },
     /// `timer.canceled`
     TimerCanceled {
@@ -333,14 +347,8 @@ pub enum EventKind {
     TimerFired {
         /// Timer.
         timer_id: Id,
-        /// Callback name.
-        callback: String,
-        /// Owning script.
-        script_id: String,
-        /// Owning binding.
-        binding_id: String,
-        /// Entity of an entity binding, if any.
-        entity_id: Option<String>,
+        /// Whose callback runs (boxed: rare and large).
+        target: Box<TimerTarget>,
     },
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected {
@@ -351,8 +359,8 @@ pub enum EventKind {
     },
     /// `script.error` (follows `action.rejected` with code `script_error`).
     ScriptError {
-        /// The failure.
-        failure: ScriptFailure,
+        /// The failure (boxed: rare and large).
+        failure: Box<ScriptFailure>,
         /// Sequence of the failed action.
         sequence: u64,
     },
@@ -618,23 +626,17 @@ impl EventKind {
             EventKind::PromptCreated {
                 prompt_id,
                 player_id,
-                kind,
-                title,
-                choices,
-                min,
-                max,
-                step,
-                default,
+                options,
             } => {
                 f("promptId", Str(prompt_id));
                 f("playerId", Str(player_id));
-                f("kind", Str(kind));
-                f("title", Str(title));
-                f("choices", Field::Value(choices));
-                f("min", Field::Value(min));
-                f("max", Field::Value(max));
-                f("step", Field::Value(step));
-                f("default", Field::Value(default));
+                f("kind", Str(&options.kind));
+                f("title", Str(&options.title));
+                f("choices", Field::Value(&options.choices));
+                f("min", Field::Value(&options.min));
+                f("max", Field::Value(&options.max));
+                f("step", Field::Value(&options.step));
+                f("default", Field::Value(&options.default));
             }
             EventKind::PromptResponded {
                 prompt_id,
@@ -655,31 +657,28 @@ impl EventKind {
             EventKind::TimerRegistered {
                 timer_id,
                 delay,
-                callback,
-                script_id,
-                binding_id,
-                entity_id,
+                target,
             } => {
                 f("timerId", Str(timer_id));
                 f("delay", Num(*delay));
-                f("callback", Str(callback));
-                f("scriptId", Str(script_id));
-                f("bindingId", Str(binding_id));
-                f("entityId", entity_id.as_deref().map_or(Field::Null, Str));
+                f("callback", Str(&target.callback));
+                f("scriptId", Str(&target.script_id));
+                f("bindingId", Str(&target.binding_id));
+                f(
+                    "entityId",
+                    target.entity_id.as_deref().map_or(Field::Null, Str),
+                );
             }
             EventKind::TimerCanceled { timer_id } => f("timerId", Str(timer_id)),
-            EventKind::TimerFired {
-                timer_id,
-                callback,
-                script_id,
-                binding_id,
-                entity_id,
-            } => {
+            EventKind::TimerFired { timer_id, target } => {
                 f("timerId", Str(timer_id));
-                f("callback", Str(callback));
-                f("scriptId", Str(script_id));
-                f("bindingId", Str(binding_id));
-                f("entityId", entity_id.as_deref().map_or(Field::Null, Str));
+                f("callback", Str(&target.callback));
+                f("scriptId", Str(&target.script_id));
+                f("bindingId", Str(&target.binding_id));
+                f(
+                    "entityId",
+                    target.entity_id.as_deref().map_or(Field::Null, Str),
+                );
             }
             EventKind::ActionRejected {
                 action_type,

@@ -265,7 +265,7 @@ fn rejection_events(
                 rejection: Rejection::new(RejectCode::ScriptError, f.message.clone()),
             }),
             ev(EventKind::ScriptError {
-                failure: f,
+                failure: Box::new(f),
                 sequence: seq,
             }),
         ],

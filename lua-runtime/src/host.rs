@@ -822,22 +822,16 @@ impl LuaHost {
                     response.clone(),
                 )
             }
-            EventKind::TimerFired {
-                timer_id,
-                callback,
-                script_id,
-                binding_id,
-                ..
-            } => {
+            EventKind::TimerFired { timer_id, target } => {
                 let data = section("timers", timer_id)
                     .and_then(|r| field(&r, "data"))
                     .unwrap_or(Value::Null);
                 (
                     "timers",
                     timer_id.to_string(),
-                    callback.clone(),
-                    script_id.clone(),
-                    binding_id.clone(),
+                    target.callback.clone(),
+                    target.script_id.clone(),
+                    target.binding_id.clone(),
                     data,
                 )
             }

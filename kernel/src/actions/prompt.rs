@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use crate::action::Action;
-use crate::event::EventKind;
+use crate::event::{EventKind, PromptOptions};
 use crate::payload::{json_type, Payload};
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Id, Prompt};
@@ -115,13 +115,15 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
     txn.emit(EventKind::PromptCreated {
         prompt_id,
         player_id: pid,
-        kind: kind.to_owned(),
-        title: title.to_owned(),
-        choices: choices_value,
-        min: num(min),
-        max: num(max),
-        step: num(step),
-        default,
+        options: Box::new(PromptOptions {
+            kind: kind.to_owned(),
+            title: title.to_owned(),
+            choices: choices_value,
+            min: num(min),
+            max: num(max),
+            step: num(step),
+            default,
+        }),
     });
     Ok(())
 }

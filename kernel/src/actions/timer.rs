@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::action::Action;
-use crate::event::EventKind;
+use crate::event::{EventKind, TimerTarget};
 use crate::payload::Payload;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Id, Timer};
@@ -67,10 +67,12 @@ pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejecti
     txn.emit(EventKind::TimerRegistered {
         timer_id: id,
         delay,
-        callback: callback.to_owned(),
-        script_id: script_id.to_owned(),
-        binding_id: binding_id.to_owned(),
-        entity_id: entity_id.map(str::to_owned),
+        target: Box::new(TimerTarget {
+            callback: callback.to_owned(),
+            script_id: script_id.to_owned(),
+            binding_id: binding_id.to_owned(),
+            entity_id: entity_id.map(str::to_owned),
+        }),
     });
     Ok(())
 }
@@ -119,10 +121,12 @@ pub(crate) fn fire(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
     txn.set_timer(id.clone(), timer);
     txn.emit(EventKind::TimerFired {
         timer_id: id,
-        callback,
-        script_id,
-        binding_id,
-        entity_id: entity,
+        target: Box::new(TimerTarget {
+            callback,
+            script_id,
+            binding_id,
+            entity_id: entity,
+        }),
     });
     Ok(())
 }
