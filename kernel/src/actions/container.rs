@@ -6,7 +6,7 @@ use crate::event::EventKind;
 use crate::payload::{Payload, MAX_SAFE_INTEGER};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
-use crate::state::{Entity, Id, Placement, State};
+use crate::state::{Entity, EntityKey, Id, Placement, State};
 use crate::txn::Txn;
 
 /// A decoded `container.move` payload.
@@ -59,31 +59,31 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
     }
     let state = txn.state();
     let (key, e) = find(state, entity_id, "entity")?;
-    let from_index = check_source(state, e, from)?;
+    let source = check_source(state, e, from)?;
     let target = match to {
         Some(tid) => Some(check_target(state, e, tid, index)?),
         None => None,
     };
     let eid = e.id.clone();
-    if let (Some(fid), Some(i)) = (from, from_index) {
-        if let Some(fkey) = state.key(fid) {
-            txn.item_remove(fkey, i as usize);
-        }
+    if let Some((fkey, _, i)) = &source {
+        txn.item_remove(*fkey, *i as usize);
     }
     let placement = match &target {
-        Some(tid) => {
-            if let Some(tkey) = txn.state().key(tid) {
-                txn.item_insert(tkey, index as usize, eid.clone());
-            }
+        Some((tkey, tid)) => {
+            txn.item_insert(*tkey, index as usize, eid.clone());
             Placement::Container(tid.clone())
         }
         None => Placement::World,
     };
     txn.set_placement(key, placement);
+    let (from, from_index) = match source {
+        Some((_, fid, i)) => (Some(fid), Some(i)),
+        None => (None, None),
+    };
     txn.emit(EventKind::ContainerMoved {
         entity_id: eid,
-        from: from.map(Id::from),
-        to: target,
+        from,
+        to: target.map(|(_, tid)| tid),
         index,
         from_index,
     });
@@ -91,8 +91,13 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
     Ok(())
 }
 
-/// The entity's index in `from`, or `None` for the world.
-fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<u64>, Rejection> {
+/// The source container (handle, id) and the entity's index in it, or
+/// `None` for the world.
+fn check_source(
+    state: &State,
+    e: &Entity,
+    from: Option<&str>,
+) -> Result<Option<(EntityKey, Id, u64)>, Rejection> {
     let Some(fid) = from else {
         if e.placement != Placement::World {
             return reject(
@@ -105,7 +110,7 @@ fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<
         }
         return Ok(None);
     };
-    let (_, source) = find(state, fid, "from")?;
+    let (fkey, source) = find(state, fid, "from")?;
     need(source.components.container.is_some(), source, "container")?;
     let index = source
         .components
@@ -114,7 +119,7 @@ fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<
         .and_then(|c| c.items.iter().position(|x| *x == e.id));
     match index {
         Some(i) if matches!(&e.placement, Placement::Container(c) if *c == source.id) => {
-            Ok(Some(i as u64))
+            Ok(Some((fkey, source.id.clone(), i as u64)))
         }
         _ => reject(
             RejectCode::SourceMismatch,
@@ -123,9 +128,14 @@ fn check_source(state: &State, e: &Entity, from: Option<&str>) -> Result<Option<
     }
 }
 
-/// Validates the target container and returns its id.
-fn check_target(state: &State, e: &Entity, tid: &str, index: u64) -> Result<Id, Rejection> {
-    let (_, target) = find(state, tid, "to")?;
+/// Validates the target container and returns its handle and id.
+fn check_target(
+    state: &State,
+    e: &Entity,
+    tid: &str,
+    index: u64,
+) -> Result<(EntityKey, Id), Rejection> {
+    let (tkey, target) = find(state, tid, "to")?;
     need(target.components.container.is_some(), target, "container")?;
     if holds(state, &e.id, target) {
         return reject(
@@ -160,7 +170,7 @@ fn check_target(state: &State, e: &Entity, tid: &str, index: u64) -> Result<Id, 
             format!("index {index} is beyond the end of \"{tid}\" (length {len})"),
         );
     }
-    Ok(target.id.clone())
+    Ok((tkey, target.id.clone()))
 }
 
 /// Whether `target` is `outer` or lies (transitively) inside it.
