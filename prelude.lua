@@ -912,7 +912,10 @@ function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
   -- Slots [0], [1], [2] always exist on these proxies, so plain indexing
   -- reads them raw (no metamethod) and costs no C call.
   local p = guard_players[player_id]
-  if p == nil or p[1] ~= player_id or p[2] ~= player_name or p.id ~= player_id or p.name ~= player_name then
+  -- `name` is only a raw field (which a script could overwrite) when the
+  -- player has one; reading an absent one would go through __index.
+  if p == nil or p[1] ~= player_id or p[2] ~= player_name or p.id ~= player_id
+    or (player_name ~= nil and p.name ~= player_name) then
     p = player_proxy(player_id, player_name)
     guard_players[player_id] = p
   end

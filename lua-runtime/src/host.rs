@@ -610,10 +610,24 @@ impl ScriptHost for LuaHost {
         if guards.is_empty() {
             return Verdict::Allow;
         }
-        let player_name = state
+        let player_name = match state
             .players
             .get(request.player_id)
-            .and_then(|p| p.name.clone());
+            .and_then(|p| p.name.as_deref())
+        {
+            Some(n) => match self.sid(n) {
+                Ok(v) => v,
+                Err(e) => {
+                    let b = &self.bindings[guards[0].0];
+                    return Verdict::Fail(self.failure(
+                        b,
+                        name,
+                        (e.to_string(), None, ScriptErrorKind::Runtime),
+                    ));
+                }
+            },
+            None => LuaValue::Nil,
+        };
         let key = state.key(request.entity_id).map(|k| {
             use slotmap::Key;
             k.data().as_ffi() as i64
@@ -643,7 +657,7 @@ impl ScriptHost for LuaHost {
                 call.call::<Ret>((
                     f,
                     self.sid(request.player_id)?,
-                    player_name.as_deref(),
+                    player_name.clone(),
                     self.sid(request.entity_id)?,
                     key,
                     transform.clone(),
