@@ -236,7 +236,7 @@ pub fn rust_rules() -> ClosureHost {
         .with_guard(|state, req| {
             let locked = req.kind == GuardKind::Flip
                 && state
-                    .entity(req.entity_id)
+                    .get(req.entity_key)
                     .is_some_and(|e| e.components.lockable == Some(true));
             if locked {
                 Verdict::Deny {

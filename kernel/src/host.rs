@@ -51,6 +51,8 @@ pub struct GuardRequest<'a> {
     pub player_id: &'a str,
     /// The entity acted on.
     pub entity_id: &'a str,
+    /// Its handle (so a host needs no second lookup by id).
+    pub entity_key: crate::state::EntityKey,
     /// The canonical drop transform (drops only).
     pub transform: Option<&'a Transform>,
 }

@@ -628,10 +628,10 @@ impl ScriptHost for LuaHost {
             },
             None => LuaValue::Nil,
         };
-        let key = state.key(request.entity_id).map(|k| {
+        let key = {
             use slotmap::Key;
-            k.data().as_ffi() as i64
-        });
+            request.entity_key.data().as_ffi() as i64
+        };
         let transform = match request
             .transform
             .map(|t| to_lua(&self.lua, &t.to_value()))

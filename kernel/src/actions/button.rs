@@ -18,11 +18,11 @@ pub(crate) fn press(
     let p = Payload::new(&action.payload, &["entityId"])?;
     let entity_id = p.str("entityId")?;
     let player = action.source.player_id().unwrap_or_default();
-    let (_, e) = find(txn.state(), entity_id, "entityId")?;
+    let (key, e) = find(txn.state(), entity_id, "entityId")?;
     need(e.components.button.is_some(), e, "button")?;
     need_enabled(e.components.button.is_some_and(|b| b.enabled), e, "button")?;
     let eid = e.id.clone();
-    run_guard(txn, host, GuardKind::Press, player, entity_id, None)?;
+    run_guard(txn, host, GuardKind::Press, player, (key, entity_id), None)?;
     let pid = player_id(txn, player);
     txn.emit(EventKind::ButtonPressed {
         entity_id: eid,

@@ -48,7 +48,7 @@ pub(crate) fn grab(
     }
     need_stack_top(txn.state(), e)?;
     let eid = e.id.clone();
-    run_guard(txn, host, GuardKind::Grab, player, entity_id, None)?;
+    run_guard(txn, host, GuardKind::Grab, player, (key, entity_id), None)?;
     let pid = player_id(txn, player);
     txn.set_held_by(key, Some(pid.clone()));
     txn.emit(EventKind::EntityGrabbed {
@@ -71,7 +71,7 @@ pub(crate) fn flip(
     let flipped = !e.components.flippable.unwrap_or_default();
     let eid = e.id.clone();
     if let Some(player) = action.source.player_id() {
-        run_guard(txn, host, GuardKind::Flip, player, entity_id, None)?;
+        run_guard(txn, host, GuardKind::Flip, player, (key, entity_id), None)?;
     }
     txn.set_flipped(key, flipped);
     txn.emit(EventKind::EntityFlipped {
@@ -119,7 +119,7 @@ pub(crate) fn drop(
         host,
         GuardKind::Drop,
         player,
-        entity_id,
+        (key, entity_id),
         Some(&transform),
     )?;
     let pid = player_id(txn, player);

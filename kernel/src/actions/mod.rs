@@ -125,13 +125,14 @@ pub(crate) fn run_guard(
     host: &mut dyn ScriptHost,
     kind: GuardKind,
     player_id: &str,
-    entity_id: &str,
+    entity: (EntityKey, &str),
     transform: Option<&Transform>,
 ) -> Result<(), Failure> {
     let request = GuardRequest {
         kind,
         player_id,
-        entity_id,
+        entity_id: entity.1,
+        entity_key: entity.0,
         transform,
     };
     match host.guard(txn.state(), &request) {
