@@ -586,6 +586,29 @@ fn link_containers(state: &mut State) -> Result<(), LoadError> {
             };
         }
     }
+    // Item lists share the entities' own ids, so the kernel finds an item
+    // by pointer before comparing strings.
+    let shared: Vec<(crate::state::EntityKey, Vec<Id>)> = state
+        .entities_sorted()
+        .into_iter()
+        .filter_map(|e| {
+            let c = e.components.container.as_ref()?;
+            let items = c
+                .items
+                .iter()
+                .map(|i| state.entity(i).map_or_else(|| i.clone(), |x| x.id.clone()))
+                .collect();
+            Some((state.key(&e.id)?, items))
+        })
+        .collect();
+    for (key, items) in shared {
+        if let Some(c) = state
+            .entity_mut(key)
+            .and_then(|e| e.components.container.as_mut())
+        {
+            c.items = items;
+        }
+    }
     Ok(())
 }
 

@@ -61,7 +61,7 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
     let (key, e) = find(state, entity_id, "entity")?;
     let source = check_source(state, e, from)?;
     let target = match to {
-        Some(tid) => Some(check_target(state, e, tid, index)?),
+        Some(tid) => Some(check_target(state, (key, e), tid, index)?),
         None => None,
     };
     let eid = e.id.clone();
@@ -116,7 +116,7 @@ fn check_source(
         .components
         .container
         .as_ref()
-        .and_then(|c| c.items.iter().position(|x| *x == e.id));
+        .and_then(|c| position(&c.items, &e.id));
     match index {
         Some(i) if matches!(&e.placement, Placement::Container(c) if *c == source.id) => {
             Ok(Some((fkey, source.id.clone(), i as u64)))
@@ -131,13 +131,13 @@ fn check_source(
 /// Validates the target container and returns its handle and id.
 fn check_target(
     state: &State,
-    e: &Entity,
+    (key, e): (EntityKey, &Entity),
     tid: &str,
     index: u64,
 ) -> Result<(EntityKey, Id), Rejection> {
     let (tkey, target) = find(state, tid, "to")?;
     need(target.components.container.is_some(), target, "container")?;
-    if holds(state, &e.id, target) {
+    if holds(state, key, (tkey, target)) {
         return reject(
             RejectCode::ContainerCycle,
             format!(
@@ -173,20 +173,30 @@ fn check_target(
     Ok((tkey, target.id.clone()))
 }
 
-/// Whether `target` is `outer` or lies (transitively) inside it.
-fn holds(state: &State, outer: &Id, target: &Entity) -> bool {
-    let mut current = target;
+/// Whether `target` is `outer` or lies (transitively) inside it (compared
+/// by handle).
+fn holds(state: &State, outer: EntityKey, target: (EntityKey, &Entity)) -> bool {
+    let (mut key, mut current) = target;
     for _ in 0..=state.entity_count() {
-        if current.id == *outer {
+        if key == outer {
             return true;
         }
         let Placement::Container(parent) = &current.placement else {
             return false;
         };
-        match state.entity(parent) {
-            Some(p) => current = p,
+        match state.key(parent).and_then(|k| state.get(k).map(|p| (k, p))) {
+            Some((k, p)) => (key, current) = (k, p),
             None => return false,
         }
     }
     true
+}
+
+/// Where `id` is in a container's list: by pointer first (lists share the
+/// entities' own ids), by content otherwise.
+fn position(items: &[Id], id: &Id) -> Option<usize> {
+    items
+        .iter()
+        .position(|x| std::sync::Arc::ptr_eq(x, id))
+        .or_else(|| items.iter().position(|x| x == id))
 }
