@@ -173,9 +173,9 @@ impl Shared {
     }
 }
 
-/// Up to three results of a callback (mlua runs every call under
-/// `lua_pcall`; errors come back as `Err`).
-type Ret = (LuaValue, LuaValue, LuaValue);
+/// The first two results of a callback (a guard's answer and reason; mlua
+/// runs every call under `lua_pcall`; errors come back as `Err`).
+type Ret = (LuaValue, LuaValue);
 
 /// (binding index, function, function name) for one event type.
 type HandlerList = Vec<(usize, Function, &'static str)>;
@@ -422,7 +422,7 @@ impl LuaHost {
         };
         let result = self.slot.enter(&mut call, invoke);
         let failure = match result {
-            Ok((r1, r2, _)) => return Ok((r1, r2)),
+            Ok(r) => return Ok(r),
             Err(mlua::Error::MemoryError(_)) => (
                 "not enough memory".to_owned(),
                 None,
