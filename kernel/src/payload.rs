@@ -18,7 +18,7 @@ pub type ShortStr = smol_str::SmolStr;
 
 /// A [`ShortStr`] built without `SmolStr::new`'s scan for whitespace-only
 /// strings (it shares those; payload strings are ids and keys).
-pub fn short(s: &str) -> ShortStr {
+pub(crate) fn short(s: &str) -> ShortStr {
     if s.len() <= 23 {
         ShortStr::new_inline(s)
     } else {
