@@ -447,14 +447,13 @@ end
 
 function Entity:exists() return N_alive(self[0], self[1]) end
 
--- The native side returns `live, id1, handle1, id2, handle2, …`.
+-- The native side returns `live, n, id1, handle1, id2, handle2, …`.
 function Entity:items()
   local r = { N_items(self[0]) }
   if not r[1] then gone(self[1], 3) end
-  local out, n = {}, 0
-  for i = 2, #r, 2 do
-    n = n + 1
-    out[n] = raw_setmetatable({ [0] = r[i + 1], [1] = r[i] }, entity_mt)
+  local out = {}
+  for i = 1, r[2] do
+    out[i] = raw_setmetatable({ [0] = r[2 * i + 2], [1] = r[2 * i + 1] }, entity_mt)
   end
   return out
 end

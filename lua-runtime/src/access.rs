@@ -290,8 +290,8 @@ impl Call<'_, '_, '_> {
         self.state().key(&id).map(|k| k.data().as_ffi() as i64)
     }
 
-    /// `items(key)`: `true, id1, handle1, id2, handle2, …` for a
-    /// container's items in order (just `true` for an entity that is not a
+    /// `items(key)`: `true, n, id1, handle1, id2, handle2, …` for a
+    /// container's `n` items in order (`n` = 0 for an entity that is not a
     /// container), or `false` when the handle no longer names an entity.
     /// The prelude builds the proxies: values pushed here need no Lua
     /// allocation (ids come from the string cache), tables would.
@@ -304,8 +304,9 @@ impl Call<'_, '_, '_> {
             .container
             .as_ref()
             .map_or(&[][..], |c| &c.items);
-        let mut out = Vec::with_capacity(1 + 2 * items.len());
+        let mut out = Vec::with_capacity(2 + 2 * items.len());
         out.push(LuaValue::Boolean(true));
+        out.push(LuaValue::Integer(items.len() as i64));
         for id in items {
             out.push(LuaValue::String(self.shared.string(lua, id)?));
             out.push(match self.state().key(id) {
