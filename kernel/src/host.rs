@@ -250,26 +250,18 @@ impl ScriptCtx<'_, '_> {
         action_type: &str,
         payload: serde_json::Value,
     ) -> Result<(), Rejection> {
-        let (script_id, binding_id) = (Id::from(script_id), Id::from(binding_id));
+        // A non-object payload is counted and reported like any rejected
+        // subcommand.
         let fields = match payload {
-            serde_json::Value::Object(m) => Fields::from(m),
-            _ => {
-                // Counted and reported like any rejected subcommand.
-                return crate::kernel::submit_subcommand(
-                    self,
-                    &script_id,
-                    &binding_id,
-                    &TypeName::new(action_type),
-                    Err(()),
-                );
-            }
+            serde_json::Value::Object(m) => Ok(Fields::from(m)),
+            _ => Err(()),
         };
         crate::kernel::submit_subcommand(
             self,
-            &script_id,
-            &binding_id,
+            &Id::from(script_id),
+            &Id::from(binding_id),
             &TypeName::new(action_type),
-            Ok(fields),
+            fields,
         )
     }
 

@@ -296,15 +296,7 @@ fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Re
     let sandbox = sources.player == crate::action::PlayerRule::Sandbox
         && state.settings.get("sandbox") == Some(&Value::Bool(true));
     if !sources.allows(source, sandbox) {
-        return Err(Rejection::new(
-            RejectCode::SourceNotAllowed,
-            format!(
-                "{} accepts {} sources, not {}",
-                ty.name(),
-                sources.describe(),
-                source.kind_name()
-            ),
-        ));
+        return Err(source_not_allowed(ty, source.kind_name()));
     }
     if let Source::Player { player_id } = source {
         if !state.players.contains_key(&**player_id) {
@@ -315,6 +307,18 @@ fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Re
         }
     }
     Ok(())
+}
+
+/// `source_not_allowed`: the row's accepted sources and the one given.
+fn source_not_allowed(ty: ActionType, kind: &str) -> Rejection {
+    Rejection::new(
+        RejectCode::SourceNotAllowed,
+        format!(
+            "{} accepts {} sources, not {kind}",
+            ty.name(),
+            ty.sources().describe()
+        ),
+    )
 }
 
 /// Delivers every buffered event, in emission order, including the events
@@ -448,18 +452,12 @@ fn subcommand(
     }
     let result = lookup_type(action_type)
         .and_then(|ty| {
-            let sources = ty.sources();
-            if sources.script {
+            // The script-source rule (what `check_source` applies to a
+            // script source), without building one.
+            if ty.sources().script {
                 Ok(ty)
             } else {
-                Err(Rejection::new(
-                    RejectCode::SourceNotAllowed,
-                    format!(
-                        "{} accepts {} sources, not script",
-                        ty.name(),
-                        sources.describe()
-                    ),
-                ))
+                Err(source_not_allowed(ty, "script"))
             }
         })
         .map_err(Failure::Rejected)

@@ -143,16 +143,6 @@ impl Fields {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether there are no keys.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The payload as a JSON object.
     pub fn to_json(&self) -> Json {
         Json::Object(
@@ -270,14 +260,7 @@ impl<'a> Payload<'a> {
 
     /// A required non-negative safe integer (0 ..= 2^53 - 1).
     pub(crate) fn index(&self, key: &str) -> Result<u64, Rejection> {
-        let n = self.num(key)?;
-        if n < 0.0 || n.fract() != 0.0 || n > MAX_SAFE_INTEGER {
-            return reject(
-                RejectCode::InvalidValue,
-                format!("payload.{key} must be a non-negative safe integer, got {n}"),
-            );
-        }
-        Ok(n as u64)
+        safe_index(key, self.num(key)?)
     }
 
     /// A required field that is a string or `null`.
@@ -343,6 +326,17 @@ impl<'a> Payload<'a> {
             ),
         }
     }
+}
+
+/// `payload.{key}` = `n` as a non-negative safe integer (0 ..= 2^53 - 1).
+pub(crate) fn safe_index(key: &str, n: f64) -> Result<u64, Rejection> {
+    if n < 0.0 || n.fract() != 0.0 || n > MAX_SAFE_INTEGER {
+        return reject(
+            RejectCode::InvalidValue,
+            format!("payload.{key} must be a non-negative safe integer, got {n}"),
+        );
+    }
+    Ok(n as u64)
 }
 
 /// 2^53 - 1, the largest integer every JSON reader represents exactly.

@@ -346,8 +346,11 @@ impl<'s> Txn<'s> {
 
     /// Takes the last item (a deck's top card) out of a container's list.
     pub(crate) fn item_pop(&mut self, key: EntityKey) -> Option<Id> {
-        let last = self.items(key)?.len().checked_sub(1)?;
-        self.item_remove(key, last)
+        let items = self.items(key)?;
+        let id = items.pop()?;
+        let index = items.len();
+        self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
+        Some(id)
     }
 
     /// Puts `id` into a container's list at `index` (at most its length).

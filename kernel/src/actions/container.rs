@@ -3,7 +3,7 @@
 use crate::action::Action;
 use crate::actions::{find, need};
 use crate::event::EventKind;
-use crate::payload::{Payload, MAX_SAFE_INTEGER};
+use crate::payload::{safe_index, Payload};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, EntityKey, Id, Placement, State};
@@ -42,12 +42,9 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
         to,
         index,
     } = args;
-    if index as f64 > MAX_SAFE_INTEGER {
-        return reject(
-            RejectCode::InvalidValue,
-            format!("payload.index must be a non-negative safe integer, got {index}"),
-        );
-    }
+    // Already checked when decoded from a payload; a typed caller's u64
+    // gets the same bound.
+    safe_index("index", index as f64)?;
     if from == to {
         return reject(RejectCode::SameContainer, "from and to must differ");
     }
