@@ -47,13 +47,6 @@ fn key_to_lua(k: EntityKey) -> LuaValue {
     LuaValue::Integer(k.data().as_ffi() as i64)
 }
 
-fn key_from_lua(v: &LuaValue) -> Option<EntityKey> {
-    match v {
-        LuaValue::Integer(i) => Some(EntityKey::from(KeyData::from_ffi(*i as u64))),
-        _ => None,
-    }
-}
-
 fn arg(args: &MultiValue, i: usize) -> LuaValue {
     args.get(i).cloned().unwrap_or(LuaValue::Nil)
 }
@@ -273,12 +266,18 @@ impl Call<'_, '_, '_> {
         Ok((true, self.field(lua, e, what)?))
     }
 
-    /// Whether the handle still names the entity with this id.
-    pub fn alive_key(&self, key: i64, id: &LuaValue) -> bool {
-        self.by_key(key).is_some_and(|e| match id {
+    /// The entity behind a handle if it is still there and — when `id` is
+    /// a string — still has that id.
+    fn live_entity(&self, key: i64, id: &LuaValue) -> Option<&Entity> {
+        self.by_key(key).filter(|e| match id {
             LuaValue::String(id) => e.id.as_bytes() == &*id.as_bytes(),
             _ => true,
         })
+    }
+
+    /// Whether the handle still names the entity with this id.
+    pub fn alive_key(&self, key: i64, id: &LuaValue) -> bool {
+        self.live_entity(key, id).is_some()
     }
 
     /// The handle of the entity with this id.
@@ -309,10 +308,7 @@ impl Call<'_, '_, '_> {
         out.push(LuaValue::Integer(items.len() as i64));
         for id in items {
             out.push(LuaValue::String(self.shared.string(lua, id)?));
-            out.push(match self.state().key(id) {
-                Some(k) => LuaValue::Integer(k.data().as_ffi() as i64),
-                None => LuaValue::Nil,
-            });
+            out.push(self.state().key(id).map_or(LuaValue::Nil, key_to_lua));
         }
         Ok(MultiValue::from_vec(out))
     }
@@ -330,10 +326,7 @@ impl Call<'_, '_, '_> {
         to: &LuaValue,
         index: &LuaValue,
     ) -> mlua::Result<MultiValue> {
-        if !self.alive_key(key, id) {
-            return ret(LuaValue::Nil);
-        }
-        let Some(e) = self.by_key(key) else {
+        let Some(e) = self.live_entity(key, id) else {
             return ret(LuaValue::Nil);
         };
         let entity = e.id.clone();
@@ -345,54 +338,28 @@ impl Call<'_, '_, '_> {
             LuaValue::String(s) => Some(s.to_str()?),
             _ => None,
         };
-        let index = match index {
+        let to = to.as_ref().map(|t| &t[..]);
+        if index.is_nil() {
             // At the end (or, for the world, 0): the typed subcommand.
-            LuaValue::Nil => {
-                let to = to.as_ref().map(|t| &t[..]);
-                let count = to
-                    .and_then(|t| self.state().entity(t))
-                    .and_then(|c| c.components.container.as_ref())
-                    .map_or(0, |c| c.items.len());
-                let index = if from.is_some() && from.as_deref() == to {
-                    count.saturating_sub(1)
-                } else {
-                    count
-                };
-                if let Some((msg, kind)) = self.write_refusal("issue container.move") {
-                    return refusal(lua, &msg, kind);
-                }
-                let (script_id, binding_id) = (self.script_id, self.binding_id);
-                let Access::Handler(ctx) = &mut self.access else {
-                    return ok_true();
-                };
-                let result = ctx.move_item(
-                    script_id,
-                    binding_id,
-                    &entity,
-                    from.as_deref(),
-                    to,
-                    index as u64,
-                );
-                if result.is_ok() {
-                    return ok_true();
-                }
-                return self.submitted(lua, "container.move", 0, result);
+            return self.move_each(lua, &[entity], from.as_deref(), to);
+        }
+        let index = match field_value(index) {
+            Ok(v) => v,
+            Err(m) => {
+                return refusal(
+                    lua,
+                    &format!("container.move: bad payload field index: {m}"),
+                    "runtime",
+                )
             }
-            other => match field_value(other) {
-                Ok(v) => v,
-                Err(m) => {
-                    return refusal(
-                        lua,
-                        &format!("container.move: bad payload field index: {m}"),
-                        "runtime",
-                    )
-                }
-            },
         };
+        if let Some((msg, kind)) = self.write_refusal("issue container.move") {
+            return refusal(lua, &msg, kind);
+        }
         let payload = Fields::new()
             .with("entity", &*entity)
             .with("from", from.as_deref())
-            .with("to", to.as_ref().map(|t| &t[..]))
+            .with("to", to)
             .with("index", index);
         self.submit_fields(lua, ActionType::ContainerMove, payload)
     }
@@ -409,10 +376,7 @@ impl Call<'_, '_, '_> {
         id: &LuaValue,
         to: &LuaValue,
     ) -> mlua::Result<MultiValue> {
-        if !self.alive_key(key, id) {
-            return ret(LuaValue::Nil);
-        }
-        let Some(e) = self.by_key(key) else {
+        let Some(e) = self.live_entity(key, id) else {
             return ret(LuaValue::Nil);
         };
         let from = e.id.clone();
@@ -426,6 +390,18 @@ impl Call<'_, '_, '_> {
             LuaValue::String(s) => Some(s.to_str()?),
             _ => None,
         };
+        self.move_each(lua, &items, Some(&from), to.as_ref().map(|t| &t[..]))
+    }
+
+    /// One typed `container.move` per item, in order, from `from` to the
+    /// end of `to` (or the world). `true`, or the first rejection.
+    fn move_each(
+        &mut self,
+        lua: &Lua,
+        items: &[Id],
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> mlua::Result<MultiValue> {
         if let Some((msg, kind)) = self.write_refusal("issue container.move") {
             return refusal(lua, &msg, kind);
         }
@@ -434,12 +410,17 @@ impl Call<'_, '_, '_> {
             return ok_true();
         };
         for item in items {
-            let to = to.as_ref().map(|t| &t[..]);
-            let index = to
+            let count = to
                 .and_then(|t| ctx.state().entity(t))
                 .and_then(|c| c.components.container.as_ref())
                 .map_or(0, |c| c.items.len());
-            let result = ctx.move_item(script_id, binding_id, &item, Some(&from), to, index as u64);
+            // Moving within one container: the item itself no longer counts.
+            let index = if from.is_some() && from == to {
+                count.saturating_sub(1)
+            } else {
+                count
+            };
+            let result = ctx.move_item(script_id, binding_id, item, from, to, index as u64);
             if result.is_err() {
                 return self.submitted(lua, "container.move", 0, result);
             }
@@ -455,12 +436,10 @@ impl Call<'_, '_, '_> {
     /// The entity a handle (`args[1]`) names, if it is still there and —
     /// when an id string is given (`args[2]`) — still has that id.
     fn live(&self, args: &MultiValue) -> Option<&Entity> {
-        key_from_lua(&arg(args, 1))
-            .and_then(|k| self.state().get(k))
-            .filter(|e| match args.get(2) {
-                Some(LuaValue::String(id)) => e.id.as_bytes() == &*id.as_bytes(),
-                _ => true,
-            })
+        match arg(args, 1) {
+            LuaValue::Integer(key) => self.live_entity(key, &arg(args, 2)),
+            _ => None,
+        }
     }
 
     /// `readlive(key, id, what)`: the handle check and the read in one
@@ -711,16 +690,13 @@ impl Call<'_, '_, '_> {
     }
 
     /// Issues a subcommand; `true` (and the id of an entity it produced),
-    /// or `false, message, kind`.
+    /// or `false, message, kind`. Callers check `write_refusal` first.
     fn submit_fields(
         &mut self,
         lua: &Lua,
         ty: ActionType,
         payload: Fields,
     ) -> mlua::Result<MultiValue> {
-        if let Some((msg, kind)) = self.write_refusal(&format!("issue {}", ty.name())) {
-            return refusal(lua, &msg, kind);
-        }
         let (script_id, binding_id) = (self.script_id, self.binding_id);
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
