@@ -79,9 +79,19 @@ fn collect(game: &Path) -> Vec<Problem> {
             None
         }
     };
-    let Some(list) = package.json.get("scripts").and_then(Value::as_array) else {
-        return problems;
-    };
+    if let Err(CliError::Game { error, .. }) = package.limits() {
+        problems.push(Problem {
+            place: at(&error.path),
+            message: format!("{}: {}", error.path, error.message),
+        });
+    }
+    let list = package
+        .json
+        .get("scripts")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut checked: Vec<String> = Vec::new();
     for (i, entry) in list.iter().enumerate() {
         let path = format!("scripts[{i}]");
         let Some(file) = entry.get("file").and_then(Value::as_str) else {
@@ -103,6 +113,7 @@ fn collect(game: &Path) -> Vec<Problem> {
                 ),
             }),
             Ok(source) => {
+                checked.push(file.trim_start_matches("./").to_owned());
                 if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
                     problems.push(Problem {
                         place: format!("{}:{line}", full.display()),
@@ -134,7 +145,63 @@ fn collect(game: &Path) -> Vec<Problem> {
             });
         }
     }
+    // Every module `require` can load, listed or not: a broken helper file
+    // fails the game as surely as a broken main script.
+    for (name, (file, source)) in package.modules() {
+        if checked.contains(&file) {
+            continue;
+        }
+        if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
+            digipology_lua::check_syntax(&file, &source)
+        {
+            problems.push(Problem {
+                place: format!("{}:{line}", package.dir.join(&file).display()),
+                message: format!("syntax error (module \"{name}\", loaded by require): {message}"),
+            });
+        }
+    }
+    // Last, load the room exactly as `run` does (scripts' top-level chunks
+    // run in the sandbox, no action is processed), so `check` can never
+    // pass a game that `run` refuses.
+    if problems.is_empty() {
+        if let Err(e) = crate::package::build_room(&package, 0, (None, None)) {
+            problems.push(load_problem(&package, &text, e));
+        }
+    }
     problems
+}
+
+/// A room that does not build, as a problem with the best place known.
+fn load_problem(package: &Package, text: &str, e: CliError) -> Problem {
+    let manifest = package.manifest.display().to_string();
+    match e {
+        CliError::Script { dir, error } => {
+            let (place, message) = match &error {
+                digipology_lua::LoadError::Syntax {
+                    file,
+                    line,
+                    message,
+                } => (
+                    format!("{}:{line}", dir.join(file).display()),
+                    format!("syntax error: {message}"),
+                ),
+                digipology_lua::LoadError::Runtime { file, message } => (
+                    dir.join(file).display().to_string(),
+                    format!("error while loading: {message}"),
+                ),
+                other => (dir.display().to_string(), other.to_string()),
+            };
+            Problem { place, message }
+        }
+        CliError::Game { error, .. } => Problem {
+            place: format!("{manifest}:{}", locate(text, &error.path).unwrap_or(1)),
+            message: format!("{}: {}", error.path, error.message),
+        },
+        other => Problem {
+            place: manifest,
+            message: other.to_string(),
+        },
+    }
 }
 
 fn line_at(text: &str, pos: usize) -> usize {

@@ -83,6 +83,15 @@ struct RunArgs {
     /// Bytes the room's Lua VM may use (overrides game.json limits).
     #[arg(long)]
     memory_max: Option<usize>,
+    /// Write a save game here when the input ends (the canonical state, the
+    /// room clock and pending timers); pending timers do not fire at the
+    /// end, they stay pending in the save.
+    #[arg(long)]
+    save: Option<PathBuf>,
+    /// Continue a saved room (`--save`) instead of starting the game: no
+    /// game start, no default players; the actions continue its stream.
+    #[arg(long, conflicts_with = "seed")]
+    resume: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -168,18 +177,28 @@ fn main() -> ExitCode {
 
 fn run(args: &RunArgs) -> Result<(), CliError> {
     let package = Package::load(&args.game)?;
-    let mut room = package::build_room(
-        &package,
-        args.seed,
-        (args.instructions_max, args.memory_max),
-    )?;
+    let overrides = (args.instructions_max, args.memory_max);
+    let mut room = match &args.resume {
+        Some(save) => package::resume_room(&package, save, overrides)?,
+        None => package::build_room(&package, args.seed, overrides)?,
+    };
+    let game_id = package
+        .json
+        .get("id")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     room.fires_max = args.max_end_fires;
     if let Some(path) = &args.record {
         let file = File::create(path).map_err(|e| CliError::Io {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        let header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed});
+        let mut header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed,
+            "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
+        if args.resume.is_some() {
+            header["resume"] = room.save(&game_id);
+        }
         room.record_to(Box::new(BufWriter::new(file)), header)
             .map_err(|e| CliError::Io {
                 path: path.clone(),
@@ -205,16 +224,19 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {
         (Some(p), _) => p.clone(),
-        (None, None) => (1..=seats.len()).map(|i| format!("p{i}")).collect(),
-        (None, Some(_)) => Vec::new(),
+        (None, None) if args.resume.is_none() => {
+            (1..=seats.len()).map(|i| format!("p{i}")).collect()
+        }
+        (None, _) => Vec::new(),
     };
+    let resumed = args.resume.is_some();
     let events_path = PathBuf::from(&args.events);
     let io_err = |e: io::Error| CliError::Io {
         path: events_path.clone(),
         message: e.to_string(),
     };
     let setup = |room: &mut Room, file_starts_game: bool, out: &mut dyn Write| -> io::Result<()> {
-        if !file_starts_game {
+        if !file_starts_game && !resumed {
             room.start(out)?;
         }
         room.seat_players(&players, &seats, out)
@@ -234,9 +256,18 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
                 .map_err(io_err)?;
         }
     }
-    room.fire_due(None, &mut sink).map_err(io_err)?;
+    if args.save.is_none() {
+        room.fire_due(None, &mut sink).map_err(io_err)?;
+    }
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
+    if let Some(path) = &args.save {
+        let text = room.save(&game_id).to_string();
+        std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
     if let Some(path) = &args.state_out {
         std::fs::write(path, room.kernel().state().canonical_json()).map_err(|e| CliError::Io {
             path: path.clone(),

@@ -269,6 +269,125 @@ pub fn build_room(
     Ok(crate::room::Room::new(state, host))
 }
 
+/// A save game read from a file (`run --save` wrote it).
+pub struct Save {
+    /// The canonical state document.
+    pub state: Value,
+    /// The room clock when it was saved.
+    pub clock: i64,
+    /// Pending timers and their due times.
+    pub timers: std::collections::BTreeMap<String, i64>,
+}
+
+impl Save {
+    /// Reads and checks a save file for `package`.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not a save, or is another game's.
+    pub fn read(path: &Path, package: &Package) -> Result<Save, CliError> {
+        let bad = |message: String| CliError::Io {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| CliError::Json {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        Save::from_value(&v, package).map_err(bad)
+    }
+
+    /// Checks a parsed save game for `package`.
+    ///
+    /// # Errors
+    /// It is not a save, or is another game's, with what is wrong.
+    pub fn from_value(v: &Value, package: &Package) -> Result<Save, String> {
+        let bad = |m: String| m;
+        if v.get("save").and_then(Value::as_u64) != Some(crate::room::SAVE_VERSION) {
+            return Err(bad(
+                "not a save game (write one with `digipology run … --save FILE`; a --state-out file alone lacks the room clock and timer due times)".into(),
+            ));
+        }
+        let game = package.json.get("id").and_then(Value::as_str).unwrap_or("");
+        let saved = v.get("game").and_then(Value::as_str).unwrap_or("");
+        if saved != game {
+            return Err(bad(format!(
+                "this save is of game \"{saved}\", not \"{game}\""
+            )));
+        }
+        let clock = v
+            .get("clock")
+            .and_then(Value::as_i64)
+            .filter(|c| *c >= 0)
+            .ok_or_else(|| bad("\"clock\" must be a non-negative integer".into()))?;
+        let mut timers = std::collections::BTreeMap::new();
+        let list = v
+            .get("timers")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("\"timers\" must be an object of due times".into()))?;
+        for (id, due) in list {
+            let due = due.as_i64().filter(|d| *d >= 0).ok_or_else(|| {
+                bad(format!(
+                    "timers[\"{id}\"] must be a non-negative integer due time"
+                ))
+            })?;
+            timers.insert(id.clone(), due);
+        }
+        let state = v
+            .get("state")
+            .cloned()
+            .ok_or_else(|| bad("\"state\" is missing".into()))?;
+        Ok(Save {
+            state,
+            clock,
+            timers,
+        })
+    }
+}
+
+/// Builds a room for `package` from a save game: the saved state, clock and
+/// pending timers, and the package's scripts (as they are now).
+///
+/// # Errors
+/// The save does not fit the package, or a script does not load.
+pub fn resume_room(
+    package: &Package,
+    save_path: &Path,
+    overrides: (Option<u64>, Option<usize>),
+) -> Result<crate::room::Room, CliError> {
+    let save = Save::read(save_path, package)?;
+    room_from_save(package, &save, save_path, overrides)
+}
+
+/// Builds a room for `package` from a checked save; `save_path` names it
+/// in errors.
+///
+/// # Errors
+/// The save's state does not fit the package, or a script does not load.
+pub fn room_from_save(
+    package: &Package,
+    save: &Save,
+    save_path: &Path,
+    overrides: (Option<u64>, Option<usize>),
+) -> Result<crate::room::Room, CliError> {
+    let game = package.initial_state(0)?;
+    let state =
+        digipology_kernel::state_from_canonical(&game, &save.state).map_err(|e| CliError::Io {
+            path: save_path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    let host = package.script_host(&state, overrides)?;
+    let mut room = crate::room::Room::new(state, host);
+    room.resume(save.clock, &save.timers)
+        .map_err(|message| CliError::Io {
+            path: save_path.to_path_buf(),
+            message,
+        })?;
+    Ok(room)
+}
+
 impl Package {
     /// The Lua runtime for this package against `state`, or `None` for a
     /// game without scripts.

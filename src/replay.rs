@@ -69,8 +69,22 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut room =
-        crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
+    let overrides = (
+        header.get("instructionsMax").and_then(Value::as_u64),
+        header
+            .get("memoryMax")
+            .and_then(Value::as_u64)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
+    let mut room = match header.get("resume") {
+        Some(save) => {
+            let save = crate::package::Save::from_value(save, &package)
+                .map_err(|m| format!("{}:1: the record's resume point: {m}", log.display()))?;
+            crate::package::room_from_save(&package, &save, log, overrides)
+        }
+        None => crate::package::build_room(&package, seed, overrides),
+    }
+    .map_err(|e| e.to_string())?;
     room.autofire = false;
     let mut sink = std::io::sink();
     let mut verified = 0u64;

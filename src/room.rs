@@ -23,6 +23,9 @@ use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
 
+/// Version of the save-game format ([`Room::save`]).
+pub const SAVE_VERSION: u64 = 1;
+
 /// Default bound on timer fires after the input ends.
 pub const END_FIRES_MAX: u64 = 10_000;
 
@@ -116,6 +119,43 @@ impl Room {
     /// Replaces the script runtime (hot reload): the canonical state stays.
     pub fn replace_scripts(&mut self, host: Option<LuaHost>) {
         self.scripts = host.map(Box::new);
+    }
+
+    /// A save game of this room: its canonical state and what only the
+    /// room knows (the clock and each pending timer's due time), so
+    /// [`Room::resume`] continues it exactly.
+    pub fn save(&self, game_id: &str) -> Value {
+        let state: Value =
+            serde_json::from_str(&self.kernel.state().canonical_json()).unwrap_or(Value::Null);
+        json!({"save": SAVE_VERSION, "game": game_id, "clock": self.clock, "timers": self.due_of, "state": state})
+    }
+
+    /// Sets the clock and the pending timers from a save (the state itself
+    /// was restored when the room was built).
+    ///
+    /// # Errors
+    /// The save's timers do not match the state's scheduled timers.
+    pub fn resume(&mut self, clock: i64, timers: &BTreeMap<String, i64>) -> Result<(), String> {
+        let scheduled: Vec<String> = self
+            .kernel
+            .state()
+            .timers
+            .iter()
+            .filter(|(_, t)| t.is_scheduled())
+            .map(|(id, _)| id.to_string())
+            .collect();
+        let listed: Vec<String> = timers.keys().cloned().collect();
+        if scheduled != listed {
+            return Err(format!(
+                "\"timers\" lists {listed:?} but the state has these scheduled timers: {scheduled:?}"
+            ));
+        }
+        self.clock = clock;
+        for (id, due) in timers {
+            self.due_of.insert(id.clone(), *due);
+            self.due.insert((*due, id.clone()));
+        }
+        Ok(())
     }
 
     /// The script runtime, if the game has scripts.

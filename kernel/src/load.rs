@@ -25,7 +25,7 @@ pub struct LoadError {
     pub message: String,
 }
 
-fn err<T>(path: &str, message: impl Into<String>) -> Result<T, LoadError> {
+pub(crate) fn err<T>(path: &str, message: impl Into<String>) -> Result<T, LoadError> {
     Err(LoadError {
         path: path.to_owned(),
         message: message.into(),
@@ -487,7 +487,7 @@ fn counter(o: &Map<String, Json>, path: &str) -> Result<Counter, LoadError> {
     })
 }
 
-fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
+pub(crate) fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
     let map = as_object(stacks, "stacks")?;
     for (id, s) in map {
         let path = format!("stacks[\"{id}\"]");
@@ -534,7 +534,7 @@ fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadError> {
 
 /// Resolves container items and snap attachments into placements, checking
 /// that each entity has at most one.
-fn link_containers(state: &mut State) -> Result<(), LoadError> {
+pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
     let mut holders: Vec<(Id, &'static str, Vec<Id>)> = Vec::new();
     for e in state.entities_sorted() {
         if let Some(c) = &e.components.container {
@@ -612,14 +612,18 @@ fn link_containers(state: &mut State) -> Result<(), LoadError> {
     Ok(())
 }
 
-fn as_object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, LoadError> {
+pub(crate) fn as_object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, LoadError> {
     v.as_object().ok_or_else(|| LoadError {
         path: path.to_owned(),
         message: "must be an object".into(),
     })
 }
 
-fn only_keys(o: &Map<String, Json>, allowed: &[&str], path: &str) -> Result<(), LoadError> {
+pub(crate) fn only_keys(
+    o: &Map<String, Json>,
+    allowed: &[&str],
+    path: &str,
+) -> Result<(), LoadError> {
     match o.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(k) => err(
             path,
@@ -629,7 +633,7 @@ fn only_keys(o: &Map<String, Json>, allowed: &[&str], path: &str) -> Result<(), 
     }
 }
 
-fn nonempty_str<'a>(v: &'a Json, path: &str) -> Result<&'a str, LoadError> {
+pub(crate) fn nonempty_str<'a>(v: &'a Json, path: &str) -> Result<&'a str, LoadError> {
     match v.as_str() {
         Some(s) if !s.is_empty() => Ok(s),
         _ => err(path, "must be a non-empty string"),

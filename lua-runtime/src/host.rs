@@ -693,9 +693,12 @@ impl ScriptHost for LuaHost {
     }
 
     fn wants_event(&mut self, event_type: &'static str) -> bool {
-        // Prompt answers and timer fires may have a stored callback.
-        matches!(event_type, "prompt.responded" | "timer.fired")
-            || !self.handlers_for(event_type).is_empty()
+        // Prompt answers and timer fires may have a stored callback; a
+        // cancel removes one.
+        matches!(
+            event_type,
+            "prompt.responded" | "timer.fired" | "prompt.canceled" | "timer.canceled"
+        ) || !self.handlers_for(event_type).is_empty()
     }
 }
 
@@ -787,13 +790,21 @@ impl LuaHost {
         ctx: &mut ScriptCtx<'_, '_>,
         event: &Event,
     ) -> Result<(), ScriptFailure> {
-        // Only these two events can have a stored callback: every other
-        // event leaves before the runtime's records are read.
-        if !matches!(
-            event.kind,
-            EventKind::PromptResponded { .. } | EventKind::TimerFired { .. }
-        ) {
-            return Ok(());
+        // A canceled prompt or timer will never call back: its record goes,
+        // so canceled timers leave nothing behind in canonical storage.
+        match &event.kind {
+            EventKind::PromptCanceled { prompt_id, .. } => {
+                forget_record(ctx, "prompts", prompt_id);
+                return Ok(());
+            }
+            EventKind::TimerCanceled { timer_id } => {
+                forget_record(ctx, "timers", timer_id);
+                return Ok(());
+            }
+            // Only these two events can have a stored callback: every other
+            // event leaves before the runtime's records are read.
+            EventKind::PromptResponded { .. } | EventKind::TimerFired { .. } => {}
+            _ => return Ok(()),
         }
         let runtime = match ctx.state().storage.get(RUNTIME_STORAGE) {
             Some(Value::Object(o)) => o.clone(),
@@ -877,13 +888,7 @@ impl LuaHost {
                 if section_name == "prompts" { "prompt" } else { "timer" }
             )));
         };
-        if section(section_name, &id).is_some() {
-            let mut root = runtime.clone();
-            if let Some(Value::Object(m)) = root.get_mut(section_name) {
-                m.remove(&id);
-            }
-            ctx.set_storage(RUNTIME_STORAGE, Some(Value::Object(root)));
-        }
+        forget_record(ctx, section_name, &id);
         let mut args = vec![to_lua(&self.lua, &value).map_err(|e| missing(e.to_string()))?];
         args.extend(self.event_args(event).map_err(|e| missing(e.to_string()))?);
         let n = args.len().saturating_sub(4) as i64;
@@ -973,6 +978,27 @@ fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
         line,
         message,
     }
+}
+
+/// Removes the stored record `storage["@runtime"][section][id]`, if any
+/// (and the section, and the runtime root, when they become empty).
+fn forget_record(ctx: &mut ScriptCtx<'_, '_>, section: &str, id: &str) {
+    let Some(Value::Object(runtime)) = ctx.state().storage.get(RUNTIME_STORAGE) else {
+        return;
+    };
+    let present = matches!(runtime.get(section), Some(Value::Object(m)) if m.contains_key(id));
+    if !present {
+        return;
+    }
+    let mut root = runtime.clone();
+    if let Some(Value::Object(m)) = root.get_mut(section) {
+        m.remove(id);
+        if m.is_empty() {
+            root.remove(section);
+        }
+    }
+    let value = (!root.is_empty()).then_some(Value::Object(root));
+    ctx.set_storage(RUNTIME_STORAGE, value);
 }
 
 /// The line of the first `file.lua:12:` position in a message that is not
