@@ -654,7 +654,23 @@ function game.players()
   return out
 end
 
+-- Seats in seat order (the manifest's order): {{id = "north", player = "p1"}, {id = "south"}}.
 function game.seats() return K("seats") end
+
+-- The player sitting in a seat, or nil.
+function game.seat(id)
+  for _, s in raw_ipairs(K("seats")) do
+    if s.id == id then return s.player end
+  end
+end
+
+-- The first seat (in seat order) a player sits in, or nil.
+function game.seat_of(player)
+  local pid = type(player) == "table" and player.id or player
+  for _, s in raw_ipairs(K("seats")) do
+    if s.player ~= nil and s.player == pid then return s.id end
+  end
+end
 
 function game.stack(id)
   if K("stack", id) then return stack_proxy(id) end
@@ -683,6 +699,7 @@ local GAME_FIELDS = {
   settings = function() return K("settings") end,
   sequence = function() return K("sequence") end,
   action_id = function() return K("action_id") end,
+  actor = function() return K("actor") end,
 }
 
 local GAME = raw_setmetatable({}, {

@@ -351,6 +351,17 @@ impl Room {
         self.submit_json(system("system.game_start", json!({})), events)
     }
 
+    /// `system.game_start` with these settings instead of the manifest's.
+    ///
+    /// # Errors
+    /// Writing events failed.
+    pub fn start_with(&mut self, settings: Value, events: &mut dyn Write) -> std::io::Result<()> {
+        self.submit_json(
+            system("system.game_start", json!({ "settings": settings })),
+            events,
+        )
+    }
+
     /// Joins each player and seats them in seat order (extra players stay
     /// unseated).
     ///

@@ -42,12 +42,7 @@ pub fn discover(paths: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_file() {
-            let game = p
-                .parent()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            out.push((game, p.clone()));
+            out.push((game_of(p), p.clone()));
         } else if p.join("game.json").is_file() {
             out.extend(scenarios_of(p));
         } else if let Ok(entries) = std::fs::read_dir(p) {
@@ -65,6 +60,26 @@ pub fn discover(paths: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
         }
     }
     out
+}
+
+/// The game a scenario file belongs to: the nearest folder above it that
+/// holds a `game.json` (`tests/x.json` given inside the game folder is the
+/// current folder's game).
+fn game_of(file: &Path) -> PathBuf {
+    for dir in file.ancestors().skip(1) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if dir.join("game.json").is_file() {
+            return dir.to_path_buf();
+        }
+    }
+    file.parent()
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 fn scenarios_of(game: &Path) -> Vec<(PathBuf, PathBuf)> {
@@ -112,12 +127,11 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     let obj = scenario
         .as_object()
         .ok_or("a scenario must be a JSON object")?;
-    if let Some(k) = obj
-        .keys()
-        .find(|k| !["name", "seed", "players", "steps"].contains(&k.as_str()))
-    {
+    const KEYS: &[&str] = &["name", "seed", "players", "settings", "steps"];
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!(
-            "unknown scenario key \"{k}\" (allowed: name, seed, players, steps)"
+            "unknown scenario key \"{k}\" (allowed: {})",
+            KEYS.join(", ")
         ));
     }
     if let Some(n) = obj.get("name").and_then(Value::as_str) {
@@ -137,7 +151,34 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         Some(_) => return Err("\"players\" must be an array of player ids".into()),
     };
     let mut sink: Vec<u8> = Vec::new();
-    room.start(&mut sink).map_err(|e| e.to_string())?;
+    match obj.get("settings") {
+        None => room.start(&mut sink),
+        Some(Value::Object(over)) => {
+            let mut settings = package
+                .json
+                .get("settings")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            settings.extend(over.clone());
+            room.start_with(Value::Object(settings), &mut sink)
+        }
+        Some(_) => {
+            return Err(
+                "\"settings\" must be an object of setting overrides, like {\"target\": 3}".into(),
+            )
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(e) = events_of(&sink)
+        .iter()
+        .find(|e| e["type"] == "action.rejected")
+    {
+        return Err(format!(
+            "the game did not start: {} ({})",
+            e["data"]["code"], e["data"]["message"]
+        ));
+    }
     room.seat_players(&players, &seats, &mut sink)
         .map_err(|e| e.to_string())?;
     let steps = obj
@@ -158,7 +199,9 @@ fn events_of(buf: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-const STEP_KEYS: &[&str] = &["do", "events", "reject", "advance", "expect", "note"];
+const STEP_KEYS: &[&str] = &[
+    "do", "events", "absent", "reject", "advance", "expect", "lengths", "note",
+];
 
 fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
     let obj = step.as_object().ok_or("a step must be an object")?;
@@ -210,6 +253,36 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
     if let Some(expected) = obj.get("events") {
         let list = expected.as_array().ok_or("\"events\" must be an array")?;
         match_events(list, &events)?;
+    }
+    if let Some(absent) = obj.get("absent") {
+        let list = absent.as_array().ok_or("\"absent\" must be an array")?;
+        absent_events(list, &events)?;
+    }
+    if let Some(lengths) = obj.get("lengths") {
+        let map = lengths
+            .as_object()
+            .ok_or("\"lengths\" must map state paths to lengths")?;
+        let state: Value = serde_json::from_str(&room.kernel().state().canonical_json())
+            .map_err(|e| e.to_string())?;
+        for (path, want) in map {
+            let want = want.as_u64().ok_or_else(|| {
+                format!("lengths {path}: the length must be a non-negative integer")
+            })?;
+            let got = match lookup(&state, path) {
+                Some(Value::Array(a)) => a.len(),
+                Some(Value::Object(o)) => o.len(),
+                Some(Value::String(s)) => s.chars().count(),
+                Some(other) => {
+                    return Err(format!(
+                        "state {path}: expected something with {want} entries, got {other}"
+                    ))
+                }
+                None => 0,
+            };
+            if got as u64 != want {
+                return Err(format!("state {path}: expected length {want}, got {got}"));
+            }
+        }
     }
     if let Some(expect) = obj.get("expect") {
         let map = expect
@@ -266,6 +339,29 @@ fn match_events(expected: &[Value], actual: &[Value]) -> Result<(), String> {
                 }
                 return Err(msg);
             }
+        }
+    }
+    Ok(())
+}
+
+/// None of the listed events (type, and `data` as a subset when given) may
+/// appear among the step's events.
+fn absent_events(unwanted: &[Value], actual: &[Value]) -> Result<(), String> {
+    for want in unwanted {
+        let ty = want
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("each absent event needs a \"type\"")?;
+        if let Some(e) = actual.iter().find(|e| {
+            e["type"] == json!(ty) && want.get("data").is_none_or(|d| contains(&e["data"], d))
+        }) {
+            return Err(format!(
+                "expected no {ty}{}, but the step emitted one with data {}",
+                want.get("data")
+                    .map(|d| format!(" with data {d}"))
+                    .unwrap_or_default(),
+                e["data"]
+            ));
         }
     }
     Ok(())

@@ -226,6 +226,12 @@ impl ScriptCtx<'_, '_> {
         self.txn.action_id()
     }
 
+    /// The player whose top-level action is running (its `player`
+    /// source), or `None` when the system or a script issued it.
+    pub fn actor(&self) -> Option<&Id> {
+        self.txn.actor.as_ref()
+    }
+
     /// Events emitted so far in this transaction (subcommands included).
     pub fn events(&self) -> &[Event] {
         &self.txn.events

@@ -209,6 +209,9 @@ impl Kernel {
             self.limits,
             buffers,
         );
+        if let crate::action::Source::Player { player_id } = &action.source {
+            txn.actor = Some(player_id.clone());
+        }
         let result = execute(&mut txn, action, host);
         let (events, accepted) = match result {
             Ok(()) if commit => {

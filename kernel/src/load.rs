@@ -78,6 +78,7 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
         })?;
         for (i, s) in list.iter().enumerate() {
             let id = nonempty_str(s, &format!("seats[{i}]"))?;
+            state.seat_order.push(Id::from(id));
             if state.seats.insert(Id::from(id), None).is_some() {
                 return err(
                     &format!("seats[{i}]"),

@@ -33,7 +33,7 @@ const STATE_KEYS: &[&str] = &[
 ];
 
 /// Rebuilds a state from its canonical document. `game` supplies what the
-/// canonical state does not hold (prefab definitions).
+/// canonical state does not hold (prefab definitions, the seat order).
 ///
 /// # Errors
 /// The document is not a canonical state this kernel wrote, with the path
@@ -54,6 +54,7 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     }
     let mut state = State::new(0);
     state.prefabs = game.prefabs.clone();
+    state.seat_order = game.seat_order.clone();
     state.sequence = top
         .get("sequence")
         .and_then(Json::as_u64)

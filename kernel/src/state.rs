@@ -337,6 +337,8 @@ pub struct State {
     pub(crate) spatial: Spatial,
     /// Prefab definitions from `game.json` (package data, not canonical).
     pub prefabs: BTreeMap<String, serde_json::Value>,
+    /// Seat ids in the manifest's order (package data, not canonical).
+    pub seat_order: Vec<Id>,
 }
 
 impl State {
@@ -356,6 +358,7 @@ impl State {
             rng: Rng::from_seed(seed),
             spatial: Spatial::default(),
             prefabs: BTreeMap::new(),
+            seat_order: Vec::new(),
         }
     }
 
@@ -559,6 +562,21 @@ impl State {
     /// Number of entities.
     pub fn entity_count(&self) -> usize {
         self.entities.len()
+    }
+
+    /// Every seat with its occupant, in seat order: the manifest's seats
+    /// in the order `game.json` lists them, then seats created later by
+    /// `system.seat_assign`, by id.
+    pub fn seats_in_order(&self) -> Vec<(&Id, Option<&Id>)> {
+        let listed = self
+            .seat_order
+            .iter()
+            .filter_map(|s| self.seats.get_key_value(s));
+        let others = self
+            .seats
+            .iter()
+            .filter(|(s, _)| !self.seat_order.contains(s));
+        listed.chain(others).map(|(s, p)| (s, p.as_ref())).collect()
     }
 
     /// All entities in ascending id order.

@@ -86,6 +86,9 @@ pub struct Txn<'s> {
     pub(crate) limits: Limits,
     seq: u64,
     action_id: ActionId,
+    /// The player whose action this transaction runs (`None` for system
+    /// and script sources).
+    pub(crate) actor: Option<Id>,
     finished: bool,
 }
 
@@ -110,6 +113,7 @@ impl<'s> Txn<'s> {
             limits,
             seq,
             action_id,
+            actor: None,
             finished: false,
         }
     }

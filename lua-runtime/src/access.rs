@@ -153,16 +153,25 @@ impl Call<'_, '_, '_> {
                 ret(LuaValue::Table(t))
             }
             "seats" => {
+                // A list in seat order: {id = seat, player = id or nil}.
                 let t = lua.create_table()?;
-                for (seat, occupant) in &self.state().seats {
-                    let v = match occupant {
-                        Some(p) => LuaValue::String(lua.create_string(&**p)?),
-                        None => LuaValue::Boolean(false),
-                    };
-                    t.raw_set(&**seat, v)?;
+                for (i, (seat, occupant)) in self.state().seats_in_order().into_iter().enumerate() {
+                    let s = lua.create_table()?;
+                    s.raw_set("id", &**seat)?;
+                    if let Some(p) = occupant {
+                        s.raw_set("player", &**p)?;
+                    }
+                    t.raw_set(i + 1, s)?;
                 }
                 ret(LuaValue::Table(t))
             }
+            "actor" => match &self.access {
+                Access::Handler(ctx) => match ctx.actor() {
+                    Some(p) => ret(LuaValue::String(lua.create_string(&**p)?)),
+                    None => ret(LuaValue::Nil),
+                },
+                _ => ret(LuaValue::Nil),
+            },
             "settings" => ret(to_lua(lua, &Value::Object(self.state().settings.clone()))?),
             "sequence" => ret(LuaValue::Integer(self.seq as i64)),
             "action_id" => match &self.access {

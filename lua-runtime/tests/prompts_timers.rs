@@ -65,7 +65,7 @@ fn a_prompt_answer_reaches_its_stored_callback() {
     );
     // The stored callback records are cleaned up once used.
     let doc: serde_json::Value = serde_json::from_str(&k.state().canonical_json()).expect("state");
-    assert_eq!(doc["storage"]["@runtime"]["prompts"], json!({}));
+    assert_eq!(doc["storage"].get("@runtime"), None, "{}", doc["storage"]);
 }
 
 #[test]

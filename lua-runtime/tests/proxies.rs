@@ -113,7 +113,7 @@ fn game_reads() {
     assert_eq!(st["players"], json!(["p1", "p2"]));
     assert_eq!(st["ann"], json!("Ann"));
     assert_eq!(st["nobody"], json!(true));
-    assert_eq!(st["seats"], json!({"north": false, "south": false}));
+    assert_eq!(st["seats"], json!([{"id": "north"}, {"id": "south"}]));
     assert_eq!(st["rounds"], json!(3));
     assert_eq!(st["seq"], json!(3));
     assert_eq!(st["action"], json!("a3"));
@@ -485,5 +485,77 @@ fn move_all_to_a_non_container_fails_the_action_and_moves_nothing() {
     assert_eq!(
         component(&k, "deck", "container")["items"],
         json!(["c1", "c2", "c3"])
+    );
+}
+
+/// `game.seats()` lists seats in the manifest's order (not by id), with
+/// their players; `game.seat`, `game.seat_of` and `game.actor` answer
+/// who sits where and who caused the running action.
+#[test]
+fn seats_come_in_seat_order_and_handlers_know_the_actor() {
+    use digipology_kernel::{state_from_game, Kernel};
+    use digipology_lua::{BindingSpec, LuaHost, Modules, ScriptSpec};
+    let game = json!({
+        "seats": ["south", "north", "east"],
+        "entities": [{"id": "btn", "components": {"button": {}}}]
+    });
+    let src = r#"
+        function on_button_pressed(event)
+          local order = {}
+          for i, s in ipairs(game.seats()) do order[i] = s.id .. "=" .. (s.player or "-") end
+          storage.order = table.concat(order, ",")
+          storage.actor = game.actor
+          storage.seat = game.seat_of(game.actor)
+          storage.north = game.seat("north")
+          storage.nobody = game.seat("east") == nil and game.seat_of("zz") == nil
+        end
+        function on_seat_assigned(event)
+          storage.assigned_by = game.actor or "system"
+        end
+    "#;
+    let state = state_from_game(&game, 1).expect("game loads");
+    let specs = [ScriptSpec {
+        id: "main".into(),
+        file: "scripts/main.lua".into(),
+        source: src.into(),
+        bindings: vec![BindingSpec {
+            id: "global".into(),
+            entity: None,
+        }],
+    }];
+    let mut host = LuaHost::new(&specs, Modules::new(), &state, Limits::default()).expect("loads");
+    let mut k = Kernel::new(state);
+    let system = |ty: &str, payload: serde_json::Value| json!({"type": ty, "source": {"kind": "system"}, "payload": payload});
+    for a in [
+        system("system.game_start", json!({})),
+        system("system.player_joined", json!({"playerId": "ann"})),
+        system("system.player_joined", json!({"playerId": "bob"})),
+        system(
+            "system.seat_assign",
+            json!({"playerId": "bob", "seatId": "north"}),
+        ),
+        system(
+            "system.seat_assign",
+            json!({"playerId": "ann", "seatId": "south"}),
+        ),
+        system(
+            "system.seat_assign",
+            json!({"playerId": "ann", "seatId": "west"}),
+        ),
+        player("bob", "button.press", json!({"entityId": "btn"})),
+    ] {
+        let out = k.process_json(&a, &mut host);
+        assert!(out.accepted(), "{:?}", events(&out));
+    }
+    assert_eq!(
+        storage(&k, "main"),
+        json!({
+            "order": "south=ann,north=bob,east=-,west=ann",
+            "actor": "bob",
+            "seat": "north",
+            "north": "bob",
+            "nobody": true,
+            "assigned_by": "system"
+        })
     );
 }

@@ -2,11 +2,9 @@
 -- hold to bank it. Rolling a 1 loses the turn total. The turn timer holds
 -- for you when it runs out (the safe default move).
 
-local SEATS = { "north", "south" }
-
 local function say(text) game.entity("status"):set_text(text) end
 
-local function seat_player(seat) return game.seats()[seat] end
+local function seat_player(seat) return game.seat(seat) end
 
 -- Asks the current player, and arms the turn timer.
 local function ask()

@@ -9,12 +9,8 @@ local LINES = {
 
 local function turn() return storage.turn or "x" end
 
--- The seat a player sits in (seats map seat id -> player id).
-local function seat_of(player)
-  for seat, occupant in pairs(game.seats()) do
-    if occupant == player.id then return seat end
-  end
-end
+-- The seat a player sits in ("x" or "o"), or nil.
+local seat_of = game.seat_of
 
 -- Guards run before the move commits; a reason tells the player why not.
 function can_grab(player, piece)

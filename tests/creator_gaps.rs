@@ -1,0 +1,497 @@
+//! What a creator and a designer hit first: save games that resume hash for
+//! hash, `check` agreeing with `run`, no state left behind by canceled
+//! timers, and the scenario assertions card games need.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{json, Value};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let p = entry.path();
+        let dest = to.join(entry.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert_no_panic(out);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn state_hash(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    text.rsplit("state hash ")
+        .next()
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// Rule: a room saved after any line and resumed with the rest of the
+/// stream produces the same events, final state bytes and state hash as the
+/// uninterrupted run (run --save / --resume: a save game).
+#[test]
+fn a_resumed_room_continues_hash_for_hash() {
+    let dir = scratch("resume");
+    let mut splits_tried = 0;
+    for game in [
+        "basics",
+        "high-card",
+        "push-your-luck",
+        "patience",
+        "tic-tac-toe",
+    ] {
+        let g = root().join("examples").join(game);
+        let actions = g.join("actions.jsonl");
+        let lines: Vec<String> = match std::fs::read_to_string(&actions) {
+            Ok(t) => t.lines().map(str::to_owned).collect(),
+            Err(_) => {
+                // Games without an actions file run their default start.
+                Vec::new()
+            }
+        };
+        if lines.is_empty() {
+            continue;
+        }
+        let full_state = dir.join(format!("{game}-full.json"));
+        let full_actions = write(
+            &dir,
+            &format!("{game}-all.jsonl"),
+            (lines.join("\n") + "\n").as_bytes(),
+        );
+        let full = run(
+            &[
+                "run",
+                s(&g),
+                "--actions",
+                s(&full_actions),
+                "--format",
+                "jsonl",
+                "--state-out",
+                s(&full_state),
+            ],
+            b"",
+        );
+        let full_events = ok(&full);
+        let full_hash = state_hash(&full.stderr);
+        for k in [1, lines.len() / 2, lines.len() - 1] {
+            let first = write(
+                &dir,
+                &format!("{game}-{k}-a.jsonl"),
+                (lines[..k].join("\n") + "\n").as_bytes(),
+            );
+            let rest = write(
+                &dir,
+                &format!("{game}-{k}-b.jsonl"),
+                (lines[k..].join("\n") + "\n").as_bytes(),
+            );
+            let save = dir.join(format!("{game}-{k}.save.json"));
+            let resumed_state = dir.join(format!("{game}-{k}-state.json"));
+            let a = run(
+                &[
+                    "run",
+                    s(&g),
+                    "--actions",
+                    s(&first),
+                    "--format",
+                    "jsonl",
+                    "--save",
+                    s(&save),
+                ],
+                b"",
+            );
+            let mut events = ok(&a);
+            let b = run(
+                &[
+                    "run",
+                    s(&g),
+                    "--resume",
+                    s(&save),
+                    "--actions",
+                    s(&rest),
+                    "--format",
+                    "jsonl",
+                    "--state-out",
+                    s(&resumed_state),
+                ],
+                b"",
+            );
+            events.push_str(&ok(&b));
+            assert_eq!(
+                events, full_events,
+                "{game}: events differ when saved after line {k}"
+            );
+            assert_eq!(
+                state_hash(&b.stderr),
+                full_hash,
+                "{game}: hash differs after resuming at line {k}"
+            );
+            assert_eq!(
+                std::fs::read(&resumed_state).expect("state"),
+                std::fs::read(&full_state).expect("state"),
+                "{game}: final state bytes differ after resuming at line {k}"
+            );
+            splits_tried += 1;
+        }
+    }
+    assert!(splits_tried >= 6, "only {splits_tried} splits were tried");
+}
+
+/// Rule: a record made from a resumed room replays (the record carries the
+/// resume point), and a save from another game or a bare state is refused
+/// with a clear message, changing nothing.
+#[test]
+fn resumed_rooms_record_and_replay_and_bad_saves_are_refused() {
+    let dir = scratch("resume-record");
+    let g = root().join("examples/push-your-luck");
+    let lines: Vec<String> = std::fs::read_to_string(g.join("actions.jsonl"))
+        .expect("actions")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let first = write(&dir, "a.jsonl", (lines[..4].join("\n") + "\n").as_bytes());
+    let rest = write(&dir, "b.jsonl", (lines[4..].join("\n") + "\n").as_bytes());
+    let save = dir.join("s.json");
+    let state = dir.join("state.json");
+    ok(&run(
+        &[
+            "run",
+            s(&g),
+            "--actions",
+            s(&first),
+            "--save",
+            s(&save),
+            "--state-out",
+            s(&state),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    ));
+    let record = dir.join("rec.jsonl");
+    ok(&run(
+        &[
+            "run",
+            s(&g),
+            "--resume",
+            s(&save),
+            "--actions",
+            s(&rest),
+            "--record",
+            s(&record),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    ));
+    let replay = ok(&run(&["replay", s(&record)], b""));
+    assert!(replay.contains("every state hash matches"), "{replay}");
+
+    // A bare --state-out file is not a save game.
+    let bare = run(
+        &["run", s(&g), "--resume", s(&state), "--actions", s(&rest)],
+        b"",
+    );
+    assert_eq!(bare.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bare.stderr);
+    assert!(err.contains("not a save game"), "{err}");
+    // Another game's save.
+    let other = run(&["run", "examples/basics", "--resume", s(&save)], b"");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("push-your-luck"));
+    // A save edited by hand is refused, naming the field.
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&save).expect("save")).expect("json");
+    doc["state"]["entities"]["d6"]["components"]["die"]["value"] = json!(99);
+    let edited = write(&dir, "edited.json", doc.to_string().as_bytes());
+    let out = run(&["run", s(&g), "--resume", s(&edited)], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("d6"), "{err}");
+    assert_no_panic(&out);
+}
+
+fn broken_copy(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let game = dir.join("high-card");
+    copy_dir(&root().join("examples/high-card"), &game);
+    game
+}
+
+/// Rule: `check` fails whenever `run` cannot load the game: a syntax
+/// error in a module loaded with `require`, and a bad `limits` field.
+#[test]
+fn check_agrees_with_run_on_required_modules_and_limits() {
+    // A required module with a syntax error.
+    let game = broken_copy("check-require");
+    let main = game.join("scripts/main.lua");
+    let src = std::fs::read_to_string(&main).expect("main");
+    std::fs::write(&main, format!("local util = require(\"util\")\n{src}")).expect("write");
+    std::fs::write(
+        game.join("scripts/util.lua"),
+        "local M = {}\nfunction M.f(\nreturn M\n",
+    )
+    .expect("write");
+    let check = run(&["check", s(&game)], b"");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("scripts/util.lua:3: syntax error"),
+        "{report}"
+    );
+    let run_out = run(&["run", s(&game)], b"");
+    assert_eq!(run_out.status.code(), Some(2));
+
+    // Fixed module: both accept it.
+    std::fs::write(
+        game.join("scripts/util.lua"),
+        "local M = {}\nfunction M.f() end\nreturn M\n",
+    )
+    .expect("write");
+    ok(&run(&["check", s(&game)], b""));
+    ok(&run(&["run", s(&game)], b""));
+
+    // A module nothing requires yet is still checked (it would fail later).
+    std::fs::write(game.join("scripts/later.lua"), "return {\n").expect("write");
+    let check = run(&["check", s(&game)], b"");
+    assert_eq!(check.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("scripts/later.lua:"));
+    std::fs::remove_file(game.join("scripts/later.lua")).expect("rm");
+
+    // Bad limits: a zero, an unknown key, a string.
+    for limits in [
+        json!({"instructionsMax": 0}),
+        json!({"bogus": 3}),
+        json!({"memoryBytesMax": "big"}),
+        json!([]),
+    ] {
+        let manifest = game.join("game.json");
+        let mut doc: Value =
+            serde_json::from_slice(&std::fs::read(&manifest).expect("manifest")).expect("json");
+        doc["limits"] = limits.clone();
+        std::fs::write(&manifest, serde_json::to_string_pretty(&doc).expect("json"))
+            .expect("write");
+        let check = run(&["check", s(&game)], b"");
+        let report = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(
+            check.status.code(),
+            Some(1),
+            "limits {limits}: check passed\n{report}"
+        );
+        assert!(report.contains("limits"), "limits {limits}: {report}");
+        assert!(
+            report.contains("game.json:"),
+            "limits {limits}: no line in {report}"
+        );
+        let run_out = run(&["run", s(&game)], b"");
+        assert_eq!(
+            run_out.status.code(),
+            Some(2),
+            "limits {limits}: run loaded it"
+        );
+        assert_no_panic(&run_out);
+    }
+}
+
+/// Rule: a canceled timer (or prompt) leaves no runtime record behind:
+/// after 100 turns of push-your-luck, where every answered turn cancels its
+/// turn timer, `storage["@runtime"]` holds only the live turn's records.
+#[test]
+fn canceled_timers_leave_nothing_behind_after_100_turns() {
+    let dir = scratch("timers-100");
+    let game = dir.join("push-your-luck");
+    copy_dir(&root().join("examples/push-your-luck"), &game);
+    let manifest = game.join("game.json");
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&manifest).expect("manifest")).expect("json");
+    doc["settings"]["maxTurns"] = json!(1000);
+    doc["settings"]["target"] = json!(1_000_000);
+    std::fs::write(&manifest, doc.to_string()).expect("write");
+    let mut lines = vec![
+        r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"ann"}}"#.to_owned(),
+        r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"bob"}}"#.to_owned(),
+        r#"{"type":"system.seat_assign","source":{"kind":"system"},"payload":{"playerId":"ann","seatId":"north"}}"#.to_owned(),
+        r#"{"type":"system.seat_assign","source":{"kind":"system"},"payload":{"playerId":"bob","seatId":"south"}}"#.to_owned(),
+    ];
+    // Every turn, the seat's player holds at once (ask_N is the Nth prompt).
+    for turn in 1..=100 {
+        let who = if turn % 2 == 1 { "ann" } else { "bob" };
+        lines.push(format!(
+            r#"{{"type":"prompt.respond","source":{{"kind":"player","playerId":"{who}"}},"payload":{{"promptId":"ask_{turn}","response":"hold"}}}}"#
+        ));
+    }
+    let actions = write(&dir, "turns.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let save = dir.join("after.json");
+    let out = run(
+        &[
+            "run",
+            s(&game),
+            "--actions",
+            s(&actions),
+            "--format",
+            "jsonl",
+            "--save",
+            s(&save),
+        ],
+        b"",
+    );
+    let events = ok(&out);
+    assert!(!events.contains("action.rejected"), "a turn was rejected");
+    assert_eq!(events.matches("\"type\":\"timer.canceled\"").count(), 100);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&save).expect("save")).expect("json");
+    let runtime = &doc["state"]["storage"]["@runtime"];
+    let timers = runtime["timers"].as_object().map_or(0, |m| m.len());
+    let prompts = runtime["prompts"].as_object().map_or(0, |m| m.len());
+    assert_eq!(
+        (timers, prompts),
+        (1, 1),
+        "only the 101st turn's timer and prompt: {runtime}"
+    );
+}
+
+fn scenario_game(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let game = dir.join("push-your-luck");
+    copy_dir(&root().join("examples/push-your-luck"), &game);
+    game
+}
+
+fn test_run(game: &Path, scenario: &Value) -> (i32, String) {
+    let file = game.join("tests/probe.json");
+    std::fs::write(&file, scenario.to_string()).expect("write");
+    let out = run(&["test", s(&file)], b"");
+    assert_no_panic(&out);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Rule: a scenario may set settings for itself, assert that an event did
+/// not happen (`absent`) and assert a list's length (`lengths`); each fails
+/// with a message naming the step when it does not hold.
+#[test]
+fn scenarios_set_settings_and_assert_absent_events_and_lengths() {
+    let game = scenario_game("scenario-asserts");
+    let hold = |who: &str, n: u32| json!({"do": {"type": "prompt.respond", "source": {"kind": "player", "playerId": who}, "payload": {"promptId": format!("ask_{n}"), "response": "hold"}}});
+    let base = |settings: Value, last: Value| {
+        json!({
+            "name": "probe",
+            "players": ["ann", "bob"],
+            "settings": settings,
+            "steps": [hold("ann", 1), hold("bob", 2), last]
+        })
+    };
+    // maxTurns 2: after two holds the game is over, no third prompt.
+    let pass = base(
+        json!({"maxTurns": 2}),
+        json!({"expect": {"settings.maxTurns": 2, "settings.target": 12}, "lengths": {"prompts": 2, "players": 2, "storage.main.seat": 5}}),
+    );
+    let (code, out) = test_run(&game, &pass);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+
+    // With maxTurns 2 the second hold creates no prompt: `absent` holds;
+    // with the manifest's maxTurns it does not, and the step is named.
+    let absent = |settings: Value| {
+        json!({
+            "players": ["ann", "bob"],
+            "settings": settings,
+            "steps": [hold("ann", 1), {"do": hold("bob", 2)["do"], "absent": [{"type": "prompt.created"}]}]
+        })
+    };
+    let (code, out) = test_run(&game, &absent(json!({"maxTurns": 2})));
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = test_run(&game, &absent(json!({})));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("step 2: expected no prompt.created"), "{out}");
+    // `absent` with data matches only that data.
+    let with_data = json!({"players": ["ann", "bob"], "steps": [
+        {"do": hold("ann", 1)["do"], "absent": [{"type": "counter.changed", "data": {"entityId": "score_south"}}]}
+    ]});
+    let (code, out) = test_run(&game, &with_data);
+    assert_eq!(code, 0, "{out}");
+
+    // A wrong length fails, naming the path and both lengths.
+    let wrong = base(json!({}), json!({"lengths": {"prompts": 5}}));
+    let (code, out) = test_run(&game, &wrong);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("step 3: state prompts: expected length 5, got 3"),
+        "{out}"
+    );
+    // Malformed new keys are clear errors, not passes.
+    for bad in [
+        json!({"settings": 3, "steps": []}),
+        json!({"steps": [{"lengths": {"prompts": -1}}]}),
+        json!({"steps": [{"absent": [{}]}]}),
+    ] {
+        let (code, out) = test_run(&game, &bad);
+        assert_eq!(code, 1, "{bad}: {out}");
+        assert!(out.contains("FAIL"), "{out}");
+    }
+    // A setting the kernel refuses (nested) stops the scenario clearly.
+    let (code, out) = test_run(&game, &json!({"settings": {"x": {"y": 1}}, "steps": []}));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("did not start"), "{out}");
+}
+
+/// Rule: `digipology test FILE` finds the game of a scenario file given
+/// relative to the current folder (here, from inside the game folder).
+#[test]
+fn a_single_scenario_file_resolves_from_the_current_folder() {
+    let game = scenario_game("scenario-cwd");
+    let out = bin()
+        .args(["test", "tests/turn-timer.json"])
+        .current_dir(&game)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed, 0 failed"), "{text}");
+    // And from the folder above, and given as ./tests/…
+    let out = bin()
+        .args(["test", "./tests/turn-timer.json"])
+        .current_dir(&game)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let parent = game.parent().expect("parent");
+    let out = bin()
+        .args(["test", "push-your-luck/tests/turn-timer.json"])
+        .current_dir(parent)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
