@@ -424,11 +424,29 @@ local FIELDS = {
   props = function(e) return read(e, "props") end,
   held_by = function(e)
     local p = read(e, "heldBy")
-    if p then return player_proxy(p, nil) end
+    if p then
+      local who = K("player", p)
+      return player_proxy(p, who and who.name)
+    end
   end,
   placement = function(e) return read(e, "placement") end,
   faces = function(e) return read(e, "faces") end,
 }
+
+-- The identity transform at the origin.
+local function identity_transform()
+  return { position = { x = 0, y = 0, z = 0 }, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
+end
+
+-- A whole transform from a full or partial one ({position=…, rotation=…,
+-- scale=…}) or a bare position ({x=, y=, z=}); missing parts come from `base`.
+local function complete_transform(t, base)
+  if t.x ~= nil or t.y ~= nil or t.z ~= nil then
+    return { position = { x = t.x or base.position.x, y = t.y or base.position.y, z = t.z or base.position.z },
+             rotation = base.rotation, scale = base.scale }
+  end
+  return { position = t.position or base.position, rotation = t.rotation or base.rotation, scale = t.scale or base.scale }
+end
 
 function Entity:get(component)
   return read(self, "component:" .. safe_tostring(component))
@@ -496,8 +514,13 @@ function Entity:deal(targets, cards_each)
 end
 
 -- deck:draw_to_world([t]): the top card into the world; returns its proxy.
+-- A partial `t` (or a bare position) takes the rest from the deck.
 function Entity:draw_to_world(t)
   key_of(self)
+  if t ~= nil then
+    if type(t) ~= "table" then error("draw_to_world expects a transform or a position table", 2) end
+    t = complete_transform(t, read(self, "transform") or identity_transform())
+  end
   local id = submit("deck.draw_to_world", { deckId = self[1], transform = t })
   if id then return entity_proxy(id, N_lookup(id)) end
 end
@@ -516,15 +539,7 @@ end
 function Entity:move(t)
   key_of(self)
   if type(t) ~= "table" then error("move expects a transform or a position table", 2) end
-  local cur = read(self, "transform") or {
-    position = { x = 0, y = 0, z = 0 }, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
-  local full
-  if t.x ~= nil or t.y ~= nil or t.z ~= nil then
-    full = { position = { x = t.x or cur.position.x, y = t.y or cur.position.y, z = t.z or cur.position.z },
-             rotation = cur.rotation, scale = cur.scale }
-  else
-    full = { position = t.position or cur.position, rotation = t.rotation or cur.rotation, scale = t.scale or cur.scale }
-  end
+  local full = complete_transform(t, read(self, "transform") or identity_transform())
   submit("entity.move", { entityId = self[1], transform = full })
 end
 
@@ -681,8 +696,10 @@ end
 function game.spawn(prefab, opts)
   opts = opts or {}
   local t = opts.transform
-  if t == nil and opts.position then
-    t = { position = opts.position, rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } }
+  if t == nil and opts.position then t = { position = opts.position } end
+  if t ~= nil then
+    if type(t) ~= "table" then error("spawn expects opts.transform to be a transform table", 2) end
+    t = complete_transform(t, identity_transform())
   end
   local id = submit("entity.spawn", { prefabId = prefab, transform = t, props = opts.props })
   return entity_proxy(id, N_lookup(id))
@@ -751,6 +768,10 @@ local function storage_node(script_id, path)
       end, node, nil
     end,
     __tostring = function() return "storage" end,
+    -- Read by the runtime (never by scripts: the metatable is hidden) so a
+    -- node stored elsewhere is copied, not stored as the empty table it is.
+    __storage = script_id,
+    __path = path,
   }
   return raw_setmetatable(node, mt)
 end

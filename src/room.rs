@@ -386,9 +386,10 @@ impl Room {
         Ok(())
     }
 
-    /// Processes every line of `input`; blank lines are skipped. When the
-    /// first action is itself `system.game_start`, `before_first` is told so
-    /// the host does not inject one.
+    /// Processes every line of `input`; blank lines are skipped.
+    /// `before_first` runs once before the first action — or right after
+    /// it when the first action is itself `system.game_start` (it is then
+    /// told so, and the host does not inject one).
     ///
     /// # Errors
     /// Reading input or writing events failed.
@@ -408,7 +409,14 @@ impl Room {
             }
             if first {
                 first = false;
-                before_first(self, starts_game(&line), events)?;
+                // A file that starts the game itself starts it before the
+                // host seats anyone (game_start must be sequence 0).
+                if starts_game(&line) {
+                    self.submit_line(&line, events)?;
+                    before_first(self, true, events)?;
+                    continue;
+                }
+                before_first(self, false, events)?;
             }
             self.submit_line(&line, events)?;
         }

@@ -96,17 +96,24 @@ pub fn watch(opts: &Options) -> Result<(), CliError> {
         path: PathBuf::from("-"),
         message: e.to_string(),
     };
-    room.start(&mut out).map_err(io_err)?;
     let seats = package.seats();
-    room.seat_players(&opts.players, &seats, &mut out)
-        .map_err(io_err)?;
-    if let Some(path) = &opts.actions {
-        let file = std::fs::File::open(path).map_err(|e| CliError::Io {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        room.run_lines(io::BufReader::new(file), |_, _, _| Ok(()), &mut out)
-            .map_err(io_err)?;
+    let players = opts.players.clone();
+    let setup = |room: &mut Room, file_starts_game: bool, out: &mut dyn Write| -> io::Result<()> {
+        if !file_starts_game {
+            room.start(out)?;
+        }
+        room.seat_players(&players, &seats, out)
+    };
+    match &opts.actions {
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|e| CliError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            room.run_lines(io::BufReader::new(file), setup, &mut out)
+                .map_err(io_err)?;
+        }
+        None => setup(&mut room, false, &mut out).map_err(io_err)?,
     }
     out.flush().map_err(io_err)?;
 
@@ -281,7 +288,7 @@ impl Watching {
         out: &mut dyn Write,
     ) -> Result<String, String> {
         let package = Package::load(&self.package.dir).map_err(|e| e.to_string())?;
-        let diff = entity_diff(&self.package.json, &package.json);
+        let diff = manifest_diff(&self.package.json, &package.json);
         let mut room = build_room(&package, self.seed, (None, None)).map_err(|e| e.to_string())?;
         room.history = Some(Vec::new());
         room.autofire = false;
@@ -375,8 +382,9 @@ fn replay_steps(room: &mut Room, steps: &[Step], sink: &mut dyn Write) -> io::Re
     Ok(())
 }
 
-/// "added a, b; removed c; changed d" between two manifests' entities.
-fn entity_diff(old: &Value, new: &Value) -> String {
+/// "added entities a, b; removed entities c; changed entities d; settings,
+/// prefabs changed" between two manifests.
+fn manifest_diff(old: &Value, new: &Value) -> String {
     let index = |v: &Value| -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         match v.get("entities") {
@@ -415,20 +423,22 @@ fn entity_diff(old: &Value, new: &Value) -> String {
     let mut parts = Vec::new();
     for (label, list) in [("added", added), ("removed", removed), ("changed", changed)] {
         if !list.is_empty() {
-            parts.push(format!("{label} {}", list.join(", ")));
+            parts.push(format!("{label} entities {}", list.join(", ")));
         }
     }
-    let others: Vec<&str> = ["seats", "settings", "stacks", "scripts", "limits"]
-        .into_iter()
-        .filter(|k| old.get(*k) != new.get(*k))
+    // Every other manifest field, by name.
+    let others: Vec<&str> = digipology_kernel::load::GAME_KEYS
+        .iter()
+        .copied()
+        .filter(|k| *k != "entities" && old.get(*k) != new.get(*k))
         .collect();
     if !others.is_empty() {
         parts.push(format!("{} changed", others.join(", ")));
     }
     if parts.is_empty() {
-        "no entity changes".into()
+        "nothing that the room reads changed".into()
     } else {
-        format!("entities {}", parts.join("; "))
+        parts.join("; ")
     }
 }
 
@@ -476,4 +486,29 @@ fn vanished_callbacks(room: &Room) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::manifest_diff;
+    use serde_json::json;
+
+    #[test]
+    fn a_manifest_diff_names_what_changed() {
+        let old =
+            json!({"settings": {"a": 1}, "entities": [{"id": "x"}, {"id": "y"}], "prefabs": {}});
+        let same = manifest_diff(&old, &old);
+        assert_eq!(same, "nothing that the room reads changed");
+        let mut settings = old.clone();
+        settings["settings"]["a"] = json!(2);
+        assert_eq!(manifest_diff(&old, &settings), "settings changed");
+        let mut prefabs = old.clone();
+        prefabs["prefabs"] = json!({"token": {}});
+        assert_eq!(manifest_diff(&old, &prefabs), "prefabs changed");
+        let ents = json!({"settings": {"a": 2}, "entities": [{"id": "y", "tags": ["t"]}, {"id": "z"}], "prefabs": {}});
+        assert_eq!(
+            manifest_diff(&old, &ents),
+            "added entities z; removed entities x; changed entities y; settings changed"
+        );
+    }
 }

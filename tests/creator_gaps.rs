@@ -495,3 +495,43 @@ fn a_single_scenario_file_resolves_from_the_current_folder() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Rule: `system.game_start` must be sequence 0, so when the actions file
+/// starts the game itself, `--players` are joined and seated after it.
+#[test]
+fn players_join_after_a_game_start_from_the_actions_file() {
+    let dir = scratch("players-after-start");
+    let actions = write(
+        &dir,
+        "a.jsonl",
+        br#"{"type":"system.game_start","source":{"kind":"system"},"payload":{"settings":{"handSize":3}}}
+{"type":"counter.add","source":{"kind":"player","playerId":"ann"},"payload":{"entityId":"score_north","amount":2}}
+"#,
+    );
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            s(&actions),
+            "--players",
+            "ann,bob",
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    ok(&out);
+    let evs = events(&out);
+    assert_eq!(evs[0]["type"], "game.started", "{evs:?}");
+    assert_eq!(evs[0]["data"]["settings"]["handSize"], 3);
+    assert!(
+        evs.iter().all(|e| e["type"] != "action.rejected"),
+        "{evs:?}"
+    );
+    let joined: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "seat.assigned")
+        .collect();
+    assert_eq!(joined.len(), 2, "{evs:?}");
+}

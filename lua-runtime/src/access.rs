@@ -8,10 +8,10 @@ use digipology_kernel::state::{entity_value, Entity, EntityKey, Placement};
 use digipology_kernel::{
     ActionType, FieldValue, Fields, Id, ScriptCtx, ScriptErrorKind, State, Value,
 };
-use mlua::{Lua, MultiValue, Value as LuaValue};
+use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
-use crate::convert::{number, to_json, to_lua, to_value};
+use crate::convert::{number, to_json_with, to_lua, to_value_with, Resolve};
 use crate::host::Shared;
 
 /// The storage entry the runtime keeps its own records in (prompt
@@ -352,7 +352,7 @@ impl Call<'_, '_, '_> {
             // At the end (or, for the world, 0): the typed subcommand.
             return self.move_each(lua, &[entity], from.as_deref(), to);
         }
-        let index = match field_value(index) {
+        let index = match field_value(index, &|_| None) {
             Ok(v) => v,
             Err(m) => {
                 return refusal(
@@ -550,6 +550,26 @@ impl Call<'_, '_, '_> {
         walk(root, &path).cloned()
     }
 
+    /// The canonical contents a `storage` node stands for (its metatable
+    /// names the script and the path), or `None` for any other table.
+    fn storage_of(&self, t: &Table) -> Option<Result<Value, String>> {
+        let mt = t.metatable()?;
+        let script = match mt.raw_get::<LuaValue>("__storage").ok()? {
+            LuaValue::String(s) => s.to_string_lossy(),
+            _ => return None,
+        };
+        let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
+            Ok(p) => p,
+            Err(m) => return Some(Err(m)),
+        };
+        let found = self
+            .state()
+            .storage
+            .get(&script)
+            .and_then(|root| walk(root, &path).cloned());
+        Some(Ok(found.unwrap_or_else(|| Value::Object(BTreeMap::new()))))
+    }
+
     fn storage_get(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
         match self.storage_node(args) {
             Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
@@ -575,7 +595,7 @@ impl Call<'_, '_, '_> {
         };
         let value = match arg(args, 3) {
             LuaValue::Nil => None,
-            v => match to_value(&v) {
+            v => match to_value_with(&v, &|t| self.storage_of(t)) {
                 Ok(v) => Some(v),
                 Err(m) => {
                     return refusal(
@@ -614,7 +634,7 @@ impl Call<'_, '_, '_> {
             _ => return refusal(lua, "unknown runtime record", "runtime"),
         };
         let id = arg_str(args, 2).unwrap_or_default();
-        let record = match to_value(&arg(args, 3)) {
+        let record = match to_value_with(&arg(args, 3), &|t| self.storage_of(t)) {
             Ok(v) => v,
             Err(m) => return refusal(lua, &format!("cannot store this value: {m}"), "runtime"),
         };
@@ -664,7 +684,7 @@ impl Call<'_, '_, '_> {
                     )
                 }
             };
-            match field_value(&arg(args, i + 1)) {
+            match field_value(&arg(args, i + 1), &|t| self.storage_of(t)) {
                 Ok(v) => payload.set(&key, v),
                 Err(m) => {
                     return refusal(
@@ -760,8 +780,8 @@ impl Call<'_, '_, '_> {
 }
 
 /// A Lua value as a payload value: scalars directly, tables through JSON
-/// (same rules and errors as [`to_json`]).
-fn field_value(v: &LuaValue) -> Result<FieldValue, String> {
+/// (same rules and errors as [`to_json_with`]).
+fn field_value(v: &LuaValue, resolve: &Resolve<'_>) -> Result<FieldValue, String> {
     Ok(match v {
         LuaValue::Nil => FieldValue::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => FieldValue::Null,
@@ -772,7 +792,7 @@ fn field_value(v: &LuaValue) -> Result<FieldValue, String> {
             Ok(s) => FieldValue::from(&*s),
             Err(_) => return Err("strings must be valid UTF-8".into()),
         },
-        other => match to_json(other, 0)? {
+        other => match to_json_with(other, 0, resolve)? {
             serde_json::Value::String(s) => FieldValue::from(s.as_str()),
             json => FieldValue::Json(Box::new(json)),
         },

@@ -40,16 +40,28 @@ pub fn number(n: f64) -> LuaValue {
     }
 }
 
+/// Resolves a table that stands for canonical data held elsewhere (a
+/// `storage` node) to that data; `None` for an ordinary table.
+pub type Resolve<'a> = dyn Fn(&Table) -> Option<Result<Value, String>> + 'a;
+
 /// A Lua value as JSON (for subcommand payloads and storage).
 ///
 /// Tables with keys 1..n are arrays, tables with string keys objects (an
 /// empty table is an empty object); proxies (tables with a metatable and a
 /// raw string `id`) become their id; the null sentinel is `null`.
 ///
+/// `resolve` is asked first for every table: a storage node assigned
+/// elsewhere is stored as a copy of its contents, not as the empty table
+/// it is underneath.
+///
 /// # Errors
 /// Functions, threads, userdata, non-finite numbers, mixed or non-string
 /// keys, non-UTF-8 strings, and nesting deeper than [`DEPTH_MAX`].
-pub fn to_json(v: &LuaValue, depth: usize) -> Result<serde_json::Value, String> {
+pub fn to_json_with(
+    v: &LuaValue,
+    depth: usize,
+    resolve: &Resolve<'_>,
+) -> Result<serde_json::Value, String> {
     use serde_json::Value as J;
     Ok(match v {
         LuaValue::Nil => J::Null,
@@ -68,16 +80,23 @@ pub fn to_json(v: &LuaValue, depth: usize) -> Result<serde_json::Value, String> 
             Ok(s) => J::String(s.to_string()),
             Err(_) => return Err("strings must be valid UTF-8".into()),
         },
-        LuaValue::Table(t) => table_to_json(t, depth)?,
+        LuaValue::Table(t) => table_to_json(t, depth, resolve)?,
         other => return Err(format!("a {} has no canonical form", other.type_name())),
     })
 }
 
-fn table_to_json(t: &Table, depth: usize) -> Result<serde_json::Value, String> {
+fn table_to_json(
+    t: &Table,
+    depth: usize,
+    resolve: &Resolve<'_>,
+) -> Result<serde_json::Value, String> {
     if depth >= DEPTH_MAX {
         return Err(format!(
             "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
         ));
+    }
+    if let Some(found) = resolve(t) {
+        return found.map(|v| value_to_json(&v));
     }
     if let Some(mt) = t.metatable() {
         if mt.raw_get::<bool>("__proxy").unwrap_or(false) {
@@ -111,7 +130,7 @@ fn table_to_json(t: &Table, depth: usize) -> Result<serde_json::Value, String> {
         let mut out = Vec::with_capacity(len);
         for i in 1..=len {
             let item: LuaValue = t.raw_get(i).map_err(|e| e.to_string())?;
-            out.push(to_json(&item, depth + 1)?);
+            out.push(to_json_with(&item, depth + 1, resolve)?);
         }
         return Ok(serde_json::Value::Array(out));
     }
@@ -126,17 +145,34 @@ fn table_to_json(t: &Table, depth: usize) -> Result<serde_json::Value, String> {
                 .to_str()
                 .map_err(|_| "keys must be valid UTF-8".to_string())?
                 .to_string();
-            map.insert(key, to_json(&item, depth + 1)?);
+            map.insert(key, to_json_with(&item, depth + 1, resolve)?);
         }
     }
     Ok(serde_json::Value::Object(map))
 }
 
-/// A Lua value as a canonical value.
+/// A Lua value as a canonical value (see [`to_json_with`]).
 ///
 /// # Errors
-/// As [`to_json`].
-pub fn to_value(v: &LuaValue) -> Result<Value, String> {
-    let json = to_json(v, 0)?;
+/// As [`to_json_with`].
+pub fn to_value_with(v: &LuaValue, resolve: &Resolve<'_>) -> Result<Value, String> {
+    let json = to_json_with(v, 0, resolve)?;
     Value::from_json(&json).map_err(|e| e.message)
+}
+
+/// A canonical value as JSON.
+pub fn value_to_json(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Number(n) => serde_json::Number::from_f64(*n).map_or(J::Null, J::Number),
+        Value::String(s) => J::String(s.clone()),
+        Value::Array(a) => J::Array(a.iter().map(value_to_json).collect()),
+        Value::Object(o) => J::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), value_to_json(v)))
+                .collect(),
+        ),
+    }
 }

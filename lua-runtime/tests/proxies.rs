@@ -494,7 +494,7 @@ fn move_all_to_a_non_container_fails_the_action_and_moves_nothing() {
 #[test]
 fn seats_come_in_seat_order_and_handlers_know_the_actor() {
     use digipology_kernel::{state_from_game, Kernel};
-    use digipology_lua::{BindingSpec, LuaHost, Modules, ScriptSpec};
+    use digipology_lua::{BindingSpec, Limits, LuaHost, Modules, ScriptSpec};
     let game = json!({
         "seats": ["south", "north", "east"],
         "entities": [{"id": "btn", "components": {"button": {}}}]
@@ -558,4 +558,76 @@ fn seats_come_in_seat_order_and_handlers_know_the_actor() {
             "assigned_by": "system"
         })
     );
+}
+
+/// A table read from `storage` and stored again (under another key, inside
+/// another table, in a subcommand payload or a timer's data) is stored as a
+/// copy of its contents — never as the empty table a storage view is
+/// underneath.
+#[test]
+fn a_storage_table_stored_elsewhere_is_copied_whole() {
+    let (k, _, st) = run(r#"
+        storage.a = {x = 1, y = {2, 3}, z = {w = "deep"}}
+        storage.b = storage.a
+        storage.c = {inner = storage.a.z, list = {storage.a.y}}
+        storage.a.x = 5
+        game.entity("card"):move({x = 4})
+        local e = game.spawn("token", {position = {x = 1, y = 0, z = 1}, props = storage.a.z})
+        storage.spawned_props = e.props
+    "#);
+    assert_eq!(st["a"], json!({"x": 5, "y": [2, 3], "z": {"w": "deep"}}));
+    assert_eq!(st["b"], json!({"x": 1, "y": [2, 3], "z": {"w": "deep"}}));
+    assert_eq!(st["c"], json!({"inner": {"w": "deep"}, "list": [[2, 3]]}));
+    assert_eq!(st["spawned_props"], json!({"color": "red", "w": "deep"}));
+    drop(k);
+}
+
+/// `e.held_by` is a player proxy with the player's name, like
+/// `game.player(id)`.
+#[test]
+fn held_by_carries_the_players_name() {
+    let (mut k, mut host) = global(
+        r#"
+        function on_button_pressed(event)
+          local h = game.entity("card").held_by
+          storage.holder = h.id
+          storage.name = h.name
+          storage.same = h == game.player("p1")
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    for a in [
+        player("p1", "entity.grab", json!({"entityId": "card"})),
+        player("p2", "button.press", json!({"entityId": "btn"})),
+    ] {
+        let out = k.process_json(&a, &mut host);
+        assert!(out.accepted(), "{:?}", events(&out));
+    }
+    assert_eq!(
+        storage(&k, "main"),
+        json!({"holder": "p1", "name": "Ann", "same": true})
+    );
+}
+
+/// `game.spawn` and `deck:draw_to_world` take a partial transform or a bare
+/// position, like `e:move`: missing parts come from the identity (spawn)
+/// or from the deck's own transform (draw).
+#[test]
+fn spawn_and_draw_to_world_complete_partial_transforms() {
+    let (k, _, st) = run(r#"
+        local a = game.spawn("token", {transform = {position = {x = 2, y = 0, z = 3}}})
+        local b = game.spawn("token", {transform = {x = 7}})
+        local c = game.entity("deck"):draw_to_world({x = 5, y = 0, z = 5})
+        local d = game.entity("deck"):draw_to_world({position = {x = 6, y = 0, z = 6}, scale = {x = 2, y = 2, z = 2}})
+        storage.a = a.position
+        storage.b = b.position
+        storage.c = c.position
+        storage.d = d.transform.scale
+    "#);
+    assert_eq!(st["a"], json!({"x": 2, "y": 0, "z": 3}));
+    assert_eq!(st["b"], json!({"x": 7, "y": 0, "z": 0}));
+    assert_eq!(st["c"], json!({"x": 5, "y": 0, "z": 5}));
+    assert_eq!(st["d"], json!({"x": 2, "y": 2, "z": 2}));
+    drop(k);
 }
