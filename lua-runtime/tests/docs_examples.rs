@@ -1,24 +1,42 @@
-//! Every ```lua block in docs/lua-api.md loads and runs without a script
-//! error against the test table (the docs' examples are true).
+//! Every ```lua block in the repository's documentation (README.md and
+//! docs/*.md) loads and runs without a script error against the test table
+//! (the docs' examples are true).
 
 mod common;
 
 use common::*;
 use serde_json::json;
 
+/// The documentation files: README.md and every docs/*.md.
+fn doc_files() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .expect("docs folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
 fn blocks() -> Vec<String> {
-    let doc = include_str!("../../docs/lua-api.md");
     let mut out = Vec::new();
-    let mut current: Option<String> = None;
-    for line in doc.lines() {
-        match (&mut current, line.trim_end()) {
-            (None, "```lua") => current = Some(String::new()),
-            (Some(_), "```") => out.extend(current.take()),
-            (Some(buf), l) => {
-                buf.push_str(l);
-                buf.push('\n');
+    for file in doc_files() {
+        let doc = std::fs::read_to_string(&file).expect("doc readable");
+        let mut current: Option<String> = None;
+        for line in doc.lines() {
+            match (&mut current, line.trim_end()) {
+                (None, "```lua") => current = Some(String::new()),
+                (Some(_), "```") => out.extend(current.take()),
+                (Some(buf), l) => {
+                    buf.push_str(l);
+                    buf.push('\n');
+                }
+                _ => {}
             }
-            _ => {}
         }
     }
     out

@@ -1,0 +1,328 @@
+//! Every example in the documentation (README.md and docs/*.md) is executed
+//! or checked, so a doc that drifts from the program fails the suite:
+//!
+//! - ```sh blocks: every `cargo run --release -- …` / `cargo run -- …` /
+//!   `digipology …` line runs the binary from the repository root and must
+//!   exit 0 (`cargo test` and `cargo bench` lines are the suite itself and are
+//!   not re-run).
+//! - ```json blocks: an action envelope must pass the kernel's shape checks
+//!   (a lookup such as `entity_not_found` is fine, `unknown_key` is not); an
+//!   event must name an event type the kernel emits, with data keys it
+//!   writes; a `game.json` must load; a canonical state must be canonical; a
+//!   scenario runs with `digipology test` against the game named in the
+//!   `<!-- game: examples/… -->` comment above it, and must pass.
+//! - ```lua blocks are run by `lua-runtime/tests/docs_examples.rs`.
+//! - every other block is tagged `text`; an untagged block fails here, so
+//!   nothing that looks like an example escapes the checks.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use digipology_kernel::{state_from_game, Kernel, NoScripts};
+use serde_json::{json, Value};
+
+/// A fenced block: file, line of its opening fence, language tag, text, and
+/// the `<!-- game: … -->` comment right above it (if any).
+struct Block {
+    file: PathBuf,
+    line: usize,
+    lang: String,
+    text: String,
+    game: Option<String>,
+}
+
+fn doc_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .expect("docs folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+fn blocks() -> Vec<Block> {
+    let mut out = Vec::new();
+    for file in doc_files() {
+        let doc = std::fs::read_to_string(&file).expect("doc readable");
+        let mut open: Option<Block> = None;
+        let mut previous = "";
+        for (i, line) in doc.lines().enumerate() {
+            let trimmed = line.trim();
+            match &mut open {
+                None if trimmed.starts_with("```") => {
+                    let game = previous
+                        .trim()
+                        .strip_prefix("<!-- game:")
+                        .and_then(|r| r.strip_suffix("-->"))
+                        .map(|g| g.trim().to_owned());
+                    open = Some(Block {
+                        file: file.clone(),
+                        line: i + 1,
+                        lang: trimmed.trim_start_matches('`').trim().to_owned(),
+                        text: String::new(),
+                        game,
+                    });
+                }
+                Some(_) if trimmed == "```" => out.extend(open.take()),
+                Some(b) => {
+                    b.text.push_str(line);
+                    b.text.push('\n');
+                }
+                None => {}
+            }
+            previous = line;
+        }
+        assert!(
+            open.is_none(),
+            "{}: a code block is never closed",
+            file.display()
+        );
+    }
+    out
+}
+
+fn place(b: &Block) -> String {
+    format!(
+        "{}:{}",
+        b.file.strip_prefix(root()).unwrap_or(&b.file).display(),
+        b.line
+    )
+}
+
+#[test]
+fn every_block_is_tagged_with_what_it_is() {
+    for b in blocks() {
+        assert!(
+            ["sh", "json", "lua", "text"].contains(&b.lang.as_str()),
+            "{}: a code block tagged {:?}; tag it sh, json or lua (checked by the tests) or text",
+            place(&b),
+            b.lang
+        );
+    }
+}
+
+/// The shell command a doc line runs, as arguments to the binary; `None`
+/// for `cargo test` / `cargo bench`, which are the suite and the benches.
+fn command(line: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+    let rest = if line.starts_with("cargo run --release -- ") {
+        &words[4..]
+    } else if line.starts_with("cargo run -- ") {
+        &words[3..]
+    } else if line.starts_with("digipology ") {
+        &words[1..]
+    } else if line == "cargo test"
+        || line.starts_with("cargo test ")
+        || line.starts_with("cargo bench")
+    {
+        return None;
+    } else {
+        panic!("a sh example this test cannot run: {line:?} (write it as `digipology …` or `cargo run -- …`, or tag the block text)");
+    };
+    Some(rest.to_vec())
+}
+
+#[test]
+fn every_shell_example_runs() {
+    let mut ran = 0;
+    for b in blocks().iter().filter(|b| b.lang == "sh") {
+        for line in b.text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some(args) = command(line) else { continue };
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run(&args, b"");
+            assert_no_panic(&out);
+            assert!(
+                out.status.success(),
+                "{}: `{line}` exited {:?}\n{}",
+                place(b),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 3, "expected the README's commands, ran {ran}");
+}
+
+/// The JSON values of a block: the whole block, or one per line (JSONL).
+fn json_values(b: &Block) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(&b.text) {
+        return vec![v];
+    }
+    b.text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: not JSON ({e}): {l}", place(b)))
+        })
+        .collect()
+}
+
+/// Codes that say an action's shape is wrong (the doc is wrong), as opposed
+/// to a lookup on this particular table.
+const SHAPE_CODES: &[&str] = &[
+    "malformed_action",
+    "unknown_action_type",
+    "source_not_allowed",
+    "unknown_key",
+    "missing_field",
+    "invalid_type",
+    "invalid_value",
+    "not_finite",
+];
+
+fn check_action(b: &Block, action: &Value) {
+    let game: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/basics/game.json")).expect("basics"),
+    )
+    .expect("basics JSON");
+    let mut k = Kernel::new(state_from_game(&game, 0).expect("basics loads"));
+    let mut host = NoScripts;
+    let mut setup =
+        vec![json!({"type": "system.game_start", "source": {"kind": "system"}, "payload": {}})];
+    for p in ["p1", "p2"] {
+        setup.push(json!({"type": "system.player_joined", "source": {"kind": "system"}, "payload": {"playerId": p}}));
+    }
+    let is_start = action["type"] == "system.game_start";
+    for a in setup.iter().take(if is_start { 0 } else { 3 }) {
+        assert!(k.process_json(a, &mut host).accepted());
+    }
+    let out = k.process_json(action, &mut host);
+    for e in &out.events {
+        let line: Value = serde_json::from_str(&e.to_json_line()).expect("event JSON");
+        if line["type"] == "action.rejected" {
+            let code = line["data"]["code"].as_str().unwrap_or("");
+            assert!(
+                !SHAPE_CODES.contains(&code),
+                "{}: the documented action is refused for its shape: {code}: {}\n{action}",
+                place(b),
+                line["data"]["message"]
+            );
+        }
+    }
+}
+
+/// Event types and data keys the kernel writes, read from its source (the
+/// single place they are spelled).
+fn kernel_event_source() -> String {
+    std::fs::read_to_string(root().join("kernel/src/event.rs")).expect("event.rs")
+}
+
+fn check_event(b: &Block, event: &Value, source: &str) {
+    let keys: Vec<&String> = event
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        ["actionId", "data", "seq", "type"]
+            .iter()
+            .collect::<Vec<_>>(),
+        "{}: an event has exactly seq, actionId, type, data: {event}",
+        place(b)
+    );
+    let ty = event["type"].as_str().unwrap_or("");
+    assert!(
+        source.contains(&format!("=> \"{ty}\"")),
+        "{}: {ty:?} is not an event type the kernel emits",
+        place(b)
+    );
+    for key in event["data"]
+        .as_object()
+        .map(|o| o.keys().collect::<Vec<_>>())
+        .unwrap_or_default()
+    {
+        assert!(
+            source.contains(&format!("\"{key}\"")),
+            "{}: {ty} data key {key:?} is never written by the kernel",
+            place(b)
+        );
+    }
+}
+
+fn check_scenario(b: &Block, scenario: &Value) {
+    let game = b.game.as_deref().unwrap_or_else(|| {
+        panic!(
+            "{}: a scenario example needs `<!-- game: examples/<game> -->` on the line above it",
+            place(b)
+        )
+    });
+    let dir = scratch(&format!("doc-scenario-{}", b.line));
+    let copy = dir.join("game");
+    copy_dir(&root().join(game), &copy);
+    let file = copy.join("tests/doc-example.json");
+    std::fs::write(&file, scenario.to_string()).expect("write");
+    let out = run(&["test", file.to_str().expect("path")], b"");
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}: the scenario fails against {game}:\n{}",
+        place(b),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let p = entry.path();
+        let dest = to.join(entry.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn every_json_example_is_true() {
+    let source = kernel_event_source();
+    let (mut actions, mut events, mut games, mut scenarios) = (0, 0, 0, 0);
+    for b in blocks().iter().filter(|b| b.lang == "json") {
+        for v in json_values(b) {
+            let has = |k: &str| v.get(k).is_some();
+            if has("steps") {
+                check_scenario(b, &v);
+                scenarios += 1;
+            } else if has("seq") && has("type") && has("data") {
+                check_event(b, &v, &source);
+                events += 1;
+            } else if has("type") && has("source") && has("payload") {
+                check_action(b, &v);
+                actions += 1;
+            } else if has("rng") && has("entities") {
+                let parsed = digipology_kernel::Value::from_json(&v).expect("canonical values");
+                assert_eq!(
+                    parsed.to_canonical_json(),
+                    b.text.trim(),
+                    "{}: a canonical state example must be written canonically",
+                    place(b)
+                );
+            } else if has("entities") || has("seats") || has("scripts") {
+                if let Err(e) = state_from_game(&v, 0) {
+                    panic!("{}: the game.json example does not load: {e}", place(b));
+                }
+                games += 1;
+            } else {
+                panic!(
+                    "{}: a json example this test does not recognise (an action, an event, a game.json, a canonical state or a scenario), or tag it text:\n{v}",
+                    place(b)
+                );
+            }
+        }
+    }
+    assert!(actions >= 30, "only {actions} action examples checked");
+    assert!(events >= 30, "only {events} event examples checked");
+    assert!(games >= 2, "only {games} game.json examples checked");
+    assert!(scenarios >= 1, "only {scenarios} scenario examples checked");
+}
