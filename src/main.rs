@@ -62,8 +62,8 @@ struct RunArgs {
     /// Where events go, as JSONL ('-' for standard output, the default).
     #[arg(long, default_value = "-")]
     events: String,
-    /// How events on standard output look: `jsonl`, or `text` (readable
-    /// lines). Default: text on a terminal, JSONL when piped.
+    /// How events look: `jsonl`, or `text` (readable lines). Default: text
+    /// when they go to a terminal, JSONL otherwise (piped, or `--events FILE`).
     #[arg(long)]
     format: Option<String>,
     /// Write the final canonical state (RFC 8785 JSON) to this file.
@@ -216,8 +216,8 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         }
         None => args.events == "-" && std::io::IsTerminal::is_terminal(&io::stdout()),
     };
-    let mut sink: Box<dyn Write> = if readable && args.events == "-" {
-        Box::new(Readable(BufWriter::new(io::stdout().lock())))
+    let mut sink: Box<dyn Write> = if readable {
+        Box::new(Readable(open_events(&args.events)?))
     } else {
         open_events(&args.events)?
     };
@@ -295,6 +295,13 @@ fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {
 }
 
 fn test(args: &TestArgs) -> ExitCode {
+    if !["text", "junit"].contains(&args.format.as_str()) {
+        eprintln!(
+            "digipology: --format: unknown format \"{}\" (use text or junit)",
+            args.format
+        );
+        return ExitCode::from(2);
+    }
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {

@@ -1,4 +1,4 @@
-//! The peer workload (shared/bench/PEER-WORKLOAD.md): both variants
+//! The peer workload (docs/performance.md): both variants
 //! reproduce the published `seq_checksum` and `neutral_digest` at N = 1,000
 //! and 20,000 for every workload, and memory stays flat.
 

@@ -1,4 +1,4 @@
-//! The peer workload driver (shared/bench/PEER-WORKLOAD.md): move streams
+//! The peer workload driver (described in docs/performance.md): move streams
 //! generated outside the engine with xorshift32, the two engine variants,
 //! and the two checksums that prove an engine processed exactly the stream.
 //! Shared by `tests/peer_workload.rs` and `benches/peer_workload.rs`.

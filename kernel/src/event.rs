@@ -8,7 +8,7 @@ use crate::reject::Rejection;
 use crate::state::{ids, Id};
 use crate::value::{write_string, Value};
 
-/// The kind of a script failure (DESIGN §4).
+/// The kind of a script failure (docs/lua-api.md, Errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ScriptErrorKind {

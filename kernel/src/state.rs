@@ -813,7 +813,7 @@ mod tests {
 
     #[test]
     fn an_idle_entity_stays_well_under_a_kibibyte() {
-        // DESIGN §9: memory per idle entity < 1 KiB. The slot holds the whole
+        // The performance contract: memory per idle entity < 1 KiB. The slot holds the whole
         // component set inline; ids and tags add a few small allocations.
         eprintln!("size_of::<Entity>() = {}", std::mem::size_of::<Entity>());
         assert!(std::mem::size_of::<Entity>() < 640);
