@@ -366,6 +366,10 @@ fn canceled_timers_leave_nothing_behind_after_100_turns() {
         (1, 1),
         "only the 101st turn's timer and prompt: {runtime}"
     );
+    // The kernel keeps only scheduled timers: the 100 canceled ones are gone.
+    let kernel_timers = doc["state"]["timers"].as_object().expect("timers");
+    assert_eq!(kernel_timers.len(), 1, "{kernel_timers:?}");
+    assert!(kernel_timers.values().all(|t| t["status"] == "scheduled"));
 }
 
 fn scenario_game(name: &str) -> PathBuf {

@@ -105,8 +105,6 @@ pub enum RejectCode {
     TimerExists,
     /// The payload names a timer that does not exist.
     TimerNotFound,
-    /// The timer already fired or was canceled.
-    TimerNotScheduled,
     /// A creator guard (`can_grab`, `can_flip`, `can_press`, …) said no.
     GuardDenied,
     /// An event cascade exceeded the kernel's depth or subcommand bound.
@@ -165,7 +163,6 @@ impl RejectCode {
             RejectCode::InvalidResponse => "invalid_response",
             RejectCode::TimerExists => "timer_exists",
             RejectCode::TimerNotFound => "timer_not_found",
-            RejectCode::TimerNotScheduled => "timer_not_scheduled",
             RejectCode::GuardDenied => "guard_denied",
             RejectCode::CascadeLimit => "cascade_limit",
             RejectCode::ScriptError => "script_error",

@@ -277,8 +277,8 @@ pub struct Prompt {
 }
 
 /// A one-shot timer: its canonical record `{delay, callback, scriptId,
-/// bindingId, entityId, status}` (status `scheduled`, `fired` or
-/// `canceled`).
+/// bindingId, entityId, status}`. Only scheduled timers are kept (status
+/// `scheduled`): a timer leaves the state when it fires or is canceled.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timer {
     /// The canonical record.

@@ -472,9 +472,12 @@ impl<'s> Txn<'s> {
         self.undo.push(Undo::Prompt(id, prev));
     }
 
-    /// Creates or replaces a timer record.
-    pub(crate) fn set_timer(&mut self, id: Id, timer: Timer) {
-        let prev = self.state.timers.insert(id.clone(), timer);
+    /// Creates or replaces (`Some`) or deletes (`None`) a timer record.
+    pub(crate) fn set_timer(&mut self, id: Id, timer: Option<Timer>) {
+        let prev = match timer {
+            Some(t) => self.state.timers.insert(id.clone(), t),
+            None => self.state.timers.remove(&id),
+        };
         self.undo.push(Undo::Timer(id, prev));
     }
 

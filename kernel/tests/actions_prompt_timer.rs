@@ -251,11 +251,15 @@ fn a_timer_is_registered_fired_once_and_never_after_cancel() {
             json!({"timerId": "t1", "callback": "tick", "scriptId": "main", "bindingId": "global", "entityId": null})
         )]
     );
-    // "a duplicate fire ... rejects"
+    // "a duplicate fire ... rejects": a fired timer has left the state.
     reject(
         &mut k,
         system("system.timer_fire", json!({"timerId": "t1"})),
-        "timer_not_scheduled",
+        "timer_not_found",
+    );
+    assert!(
+        k.state().timers.is_empty(),
+        "a fired timer leaves nothing behind"
     );
     // A timer canceled then fired.
     accept(&mut k, register("t2", json!(10)));
@@ -264,16 +268,23 @@ fn a_timer_is_registered_fired_once_and_never_after_cancel() {
         ev,
         vec![("timer.canceled".into(), json!({"timerId": "t2"}))]
     );
+    // "fire after cancellation rejects"; a canceled timer leaves nothing.
+    assert!(
+        k.state().timers.is_empty(),
+        "a canceled timer leaves nothing behind"
+    );
     reject(
         &mut k,
         system("system.timer_fire", json!({"timerId": "t2"})),
-        "timer_not_scheduled",
+        "timer_not_found",
     );
     reject(
         &mut k,
         script("timer.cancel", json!({"timerId": "t2"})),
-        "timer_not_scheduled",
+        "timer_not_found",
     );
+    // A closed timer's id may be registered again.
+    accept(&mut k, register("t2", json!(10)));
 }
 
 #[test]

@@ -100,7 +100,7 @@ fn a_timer_fire_reaches_its_callback_with_data_and_cancel_stops_it() {
     let out = k.process_json(&fire(&u), &mut host);
     assert_eq!(
         out.rejection().map(|r| r.code.as_str()),
-        Some("timer_not_scheduled")
+        Some("timer_not_found")
     );
 }
 

@@ -63,7 +63,7 @@ pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejecti
         record.insert(k.to_owned(), v);
     }
     let id = Id::from(timer_id);
-    txn.set_timer(id.clone(), Timer { record });
+    txn.set_timer(id.clone(), Some(Timer { record }));
     txn.emit(EventKind::TimerRegistered {
         timer_id: id,
         delay,
@@ -79,35 +79,31 @@ pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejecti
 
 fn scheduled(txn: &Txn<'_>, p: &Payload<'_>) -> Result<(Id, Timer), Rejection> {
     let id = p.str("timerId")?;
-    let Some((tid, timer)) = txn.state().timers.get_key_value(id) else {
-        return reject(RejectCode::TimerNotFound, format!("no timer \"{id}\""));
-    };
-    if !timer.is_scheduled() {
-        return reject(
-            RejectCode::TimerNotScheduled,
-            format!("timer \"{id}\" already {}", text(timer, "status")),
-        );
+    match txn.state().timers.get_key_value(id) {
+        Some((tid, timer)) if timer.is_scheduled() => Ok((tid.clone(), timer.clone())),
+        _ => reject(
+            RejectCode::TimerNotFound,
+            format!("no scheduled timer \"{id}\" (never registered, already fired, or canceled)"),
+        ),
     }
-    Ok((tid.clone(), timer.clone()))
 }
 
-/// A scheduled timer becomes canceled.
+/// A scheduled timer is canceled: it leaves the state (only scheduled
+/// timers are kept, so a turn timer per turn does not grow the state).
 pub(crate) fn cancel(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["timerId"])?;
-    let (id, mut timer) = scheduled(txn, &p)?;
-    timer
-        .record
-        .insert("status".into(), Value::from("canceled"));
-    txn.set_timer(id.clone(), timer);
+    let (id, _) = scheduled(txn, &p)?;
+    txn.set_timer(id.clone(), None);
     txn.emit(EventKind::TimerCanceled { timer_id: id });
     Ok(())
 }
 
-/// A scheduled timer is marked fired before `timer.fired` is emitted with
-/// its callback and binding identity.
+/// A scheduled timer fires: it leaves the state before `timer.fired` is
+/// emitted with its callback and binding identity, so a duplicate or late
+/// fire finds no scheduled timer.
 pub(crate) fn fire(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["timerId"])?;
-    let (id, mut timer) = scheduled(txn, &p)?;
+    let (id, timer) = scheduled(txn, &p)?;
     let entity = match timer.get("entityId") {
         Value::String(s) => Some(s.clone()),
         _ => None,
@@ -117,8 +113,7 @@ pub(crate) fn fire(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         text(&timer, "scriptId"),
         text(&timer, "bindingId"),
     );
-    timer.record.insert("status".into(), Value::from("fired"));
-    txn.set_timer(id.clone(), timer);
+    txn.set_timer(id.clone(), None);
     txn.emit(EventKind::TimerFired {
         timer_id: id,
         target: Box::new(TimerTarget {
