@@ -1,8 +1,8 @@
 //! The transaction: every mutation goes through it and leaves an undo record,
 //! so rollback costs what the transaction touched, never the table size.
 //!
-//! A `Txn` is used up: [`Txn::commit`] keeps the changes and hands back the
-//! buffered events; [`Txn::rollback`] (also what `Drop` does to an unfinished
+//! A `Txn` is used up: `Txn::commit` keeps the changes and hands back the
+//! buffered events; `Txn::rollback` (also what `Drop` does to an unfinished
 //! transaction) restores every touched field in reverse order.
 
 use std::collections::BTreeMap;
