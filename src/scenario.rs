@@ -317,9 +317,9 @@ fn match_events(expected: &[Value], actual: &[Value]) -> Result<(), String> {
             .get("type")
             .and_then(Value::as_str)
             .ok_or("each expected event needs a \"type\"")?;
-        let found = actual[from..].iter().position(|e| {
-            e["type"] == json!(ty) && want.get("data").is_none_or(|d| contains(&e["data"], d))
-        });
+        let found = actual[from..]
+            .iter()
+            .position(|e| event_matches(e, ty, want));
         match found {
             Some(p) => from += p + 1,
             None => {
@@ -352,9 +352,7 @@ fn absent_events(unwanted: &[Value], actual: &[Value]) -> Result<(), String> {
             .get("type")
             .and_then(Value::as_str)
             .ok_or("each absent event needs a \"type\"")?;
-        if let Some(e) = actual.iter().find(|e| {
-            e["type"] == json!(ty) && want.get("data").is_none_or(|d| contains(&e["data"], d))
-        }) {
+        if let Some(e) = actual.iter().find(|e| event_matches(e, ty, want)) {
             return Err(format!(
                 "expected no {ty}{}, but the step emitted one with data {}",
                 want.get("data")
@@ -365,6 +363,12 @@ fn absent_events(unwanted: &[Value], actual: &[Value]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether event `e` has type `ty` and, when `want` gives `data`, data
+/// containing it.
+fn event_matches(e: &Value, ty: &str, want: &Value) -> bool {
+    e["type"] == json!(ty) && want.get("data").is_none_or(|d| contains(&e["data"], d))
 }
 
 fn contains(actual: &Value, want: &Value) -> bool {

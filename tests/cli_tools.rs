@@ -4,19 +4,6 @@ mod common;
 
 use common::*;
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let p = entry.path();
-        let dest = to.join(entry.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).expect("copy");
-        }
-    }
-}
-
 #[test]
 fn the_example_scenarios_pass_and_end_with_the_summary_line() {
     let out = run(&["test", "examples"], b"");
@@ -33,9 +20,7 @@ fn the_example_scenarios_pass_and_end_with_the_summary_line() {
 
 #[test]
 fn a_broken_scenario_fails_and_points_at_the_step() {
-    let dir = scratch("broken-scenario");
-    let game = dir.join("high-card");
-    copy_dir(&root().join("examples/high-card"), &game);
+    let game = example_copy("broken-scenario", "high-card");
     let file = game.join("tests/rounds.json");
     let text = std::fs::read_to_string(&file).expect("scenario");
     std::fs::write(

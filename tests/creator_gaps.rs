@@ -4,23 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 use serde_json::{json, Value};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let p = entry.path();
-        let dest = to.join(entry.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).expect("copy");
-        }
-    }
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -230,19 +217,12 @@ fn resumed_rooms_record_and_replay_and_bad_saves_are_refused() {
     assert_no_panic(&out);
 }
 
-fn broken_copy(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let game = dir.join("high-card");
-    copy_dir(&root().join("examples/high-card"), &game);
-    game
-}
-
 /// Rule: `check` fails whenever `run` cannot load the game: a syntax
 /// error in a module loaded with `require`, and a bad `limits` field.
 #[test]
 fn check_agrees_with_run_on_required_modules_and_limits() {
     // A required module with a syntax error.
-    let game = broken_copy("check-require");
+    let game = example_copy("check-require", "high-card");
     let main = game.join("scripts/main.lua");
     let src = std::fs::read_to_string(&main).expect("main");
     std::fs::write(&main, format!("local util = require(\"util\")\n{src}")).expect("write");
@@ -284,12 +264,7 @@ fn check_agrees_with_run_on_required_modules_and_limits() {
         json!({"memoryBytesMax": "big"}),
         json!([]),
     ] {
-        let manifest = game.join("game.json");
-        let mut doc: Value =
-            serde_json::from_slice(&std::fs::read(&manifest).expect("manifest")).expect("json");
-        doc["limits"] = limits.clone();
-        std::fs::write(&manifest, serde_json::to_string_pretty(&doc).expect("json"))
-            .expect("write");
+        edit_manifest(&game, |doc| doc["limits"] = limits.clone());
         let check = run(&["check", s(&game)], b"");
         let report = String::from_utf8_lossy(&check.stdout);
         assert_eq!(
@@ -317,15 +292,12 @@ fn check_agrees_with_run_on_required_modules_and_limits() {
 /// turn timer, `storage["@runtime"]` holds only the live turn's records.
 #[test]
 fn canceled_timers_leave_nothing_behind_after_100_turns() {
-    let dir = scratch("timers-100");
-    let game = dir.join("push-your-luck");
-    copy_dir(&root().join("examples/push-your-luck"), &game);
-    let manifest = game.join("game.json");
-    let mut doc: Value =
-        serde_json::from_slice(&std::fs::read(&manifest).expect("manifest")).expect("json");
-    doc["settings"]["maxTurns"] = json!(1000);
-    doc["settings"]["target"] = json!(1_000_000);
-    std::fs::write(&manifest, doc.to_string()).expect("write");
+    let game = example_copy("timers-100", "push-your-luck");
+    let dir = game.parent().expect("scratch").to_path_buf();
+    edit_manifest(&game, |doc| {
+        doc["settings"]["maxTurns"] = json!(1000);
+        doc["settings"]["target"] = json!(1_000_000);
+    });
     let mut lines = vec![
         r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"ann"}}"#.to_owned(),
         r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"bob"}}"#.to_owned(),
@@ -372,13 +344,6 @@ fn canceled_timers_leave_nothing_behind_after_100_turns() {
     assert!(kernel_timers.values().all(|t| t["status"] == "scheduled"));
 }
 
-fn scenario_game(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let game = dir.join("push-your-luck");
-    copy_dir(&root().join("examples/push-your-luck"), &game);
-    game
-}
-
 fn test_run(game: &Path, scenario: &Value) -> (i32, String) {
     let file = game.join("tests/probe.json");
     std::fs::write(&file, scenario.to_string()).expect("write");
@@ -395,7 +360,7 @@ fn test_run(game: &Path, scenario: &Value) -> (i32, String) {
 /// with a message naming the step when it does not hold.
 #[test]
 fn scenarios_set_settings_and_assert_absent_events_and_lengths() {
-    let game = scenario_game("scenario-asserts");
+    let game = example_copy("scenario-asserts", "push-your-luck");
     let hold = |who: &str, n: u32| json!({"do": {"type": "prompt.respond", "source": {"kind": "player", "playerId": who}, "payload": {"promptId": format!("ask_{n}"), "response": "hold"}}});
     let base = |settings: Value, last: Value| {
         json!({
@@ -463,7 +428,7 @@ fn scenarios_set_settings_and_assert_absent_events_and_lengths() {
 /// relative to the current folder (here, from inside the game folder).
 #[test]
 fn a_single_scenario_file_resolves_from_the_current_folder() {
-    let game = scenario_game("scenario-cwd");
+    let game = example_copy("scenario-cwd", "push-your-luck");
     let out = bin()
         .args(["test", "tests/turn-timer.json"])
         .current_dir(&game)

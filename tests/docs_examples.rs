@@ -17,7 +17,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::*;
 use digipology_kernel::{state_from_game, Kernel, NoScripts};
@@ -269,19 +269,6 @@ fn check_scenario(b: &Block, scenario: &Value) {
         place(b),
         String::from_utf8_lossy(&out.stdout)
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let p = entry.path();
-        let dest = to.join(entry.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).expect("copy");
-        }
-    }
 }
 
 #[test]

@@ -62,3 +62,34 @@ pub fn write(dir: &Path, name: &str, text: &[u8]) -> PathBuf {
     std::fs::write(&p, text).expect("write test file");
     p
 }
+
+/// Copies a folder recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let p = entry.path();
+        let dest = to.join(entry.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+/// A scratch copy of an example game (`examples/<game>`) for one test to
+/// change: `<scratch(test)>/<game>`.
+pub fn example_copy(test: &str, game: &str) -> PathBuf {
+    let copy = scratch(test).join(game);
+    copy_dir(&root().join("examples").join(game), &copy);
+    copy
+}
+
+/// Rewrites a game's `game.json` through `change`.
+pub fn edit_manifest(game: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+    let manifest = game.join("game.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).expect("manifest")).expect("json");
+    change(&mut doc);
+    std::fs::write(&manifest, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+}
