@@ -17,7 +17,11 @@ struct Problem {
 /// Checks `game`; prints every problem as `file:line: message` and exits 1
 /// when there is any, 0 otherwise.
 pub fn check(game: &Path) -> ExitCode {
-    let problems = collect(game);
+    let mut warnings = Vec::new();
+    let problems = collect(game, &mut warnings);
+    for w in &warnings {
+        println!("{}: warning: {}", w.place, w.message);
+    }
     if problems.is_empty() {
         println!("ok: {} loads, and every script compiles", game.display());
         return ExitCode::SUCCESS;
@@ -33,7 +37,7 @@ pub fn check(game: &Path) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn collect(game: &Path) -> Vec<Problem> {
+fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
     let package = match Package::load(game) {
         Ok(p) => p,
         Err(e) => {
@@ -92,6 +96,7 @@ fn collect(game: &Path) -> Vec<Problem> {
         .cloned()
         .unwrap_or_default();
     let mut checked: Vec<String> = Vec::new();
+    let mut required: Vec<String> = Vec::new();
     for (i, entry) in list.iter().enumerate() {
         let path = format!("scripts[{i}]");
         let Some(file) = entry.get("file").and_then(Value::as_str) else {
@@ -114,6 +119,7 @@ fn collect(game: &Path) -> Vec<Problem> {
             }),
             Ok(source) => {
                 checked.push(file.trim_start_matches("./").to_owned());
+                required.extend(required_names(&source));
                 if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
                     problems.push(Problem {
                         place: format!("{}:{line}", full.display()),
@@ -145,19 +151,40 @@ fn collect(game: &Path) -> Vec<Problem> {
             });
         }
     }
-    // Every module `require` can load, listed or not: a broken helper file
-    // fails the game as surely as a broken main script.
-    for (name, (file, source)) in package.modules() {
-        if checked.contains(&file) {
+    // Every module a script requires by name (and the modules those
+    // require): a broken helper file fails the game as surely as a broken
+    // main script. Other files under scripts/ are only warned about — no
+    // script names them, so `run` does not load them.
+    let modules = package.modules();
+    let mut reached = std::collections::BTreeSet::new();
+    while let Some(name) = required.pop() {
+        if reached.insert(name.clone()) {
+            if let Some((_, source)) = modules.get(&name) {
+                required.extend(required_names(source));
+            }
+        }
+    }
+    for (name, (file, source)) in &modules {
+        if checked.contains(file) {
             continue;
         }
         if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
-            digipology_lua::check_syntax(&file, &source)
+            digipology_lua::check_syntax(file, source)
         {
-            problems.push(Problem {
-                place: format!("{}:{line}", package.dir.join(&file).display()),
-                message: format!("syntax error (module \"{name}\", loaded by require): {message}"),
-            });
+            let place = format!("{}:{line}", package.dir.join(file).display());
+            if reached.contains(name) {
+                problems.push(Problem {
+                    place,
+                    message: format!(
+                        "syntax error (module \"{name}\", loaded by require): {message}"
+                    ),
+                });
+            } else {
+                warnings.push(Problem {
+                    place,
+                    message: format!("syntax error in a module no script requires by name (\"{name}\"; it fails when one does): {message}"),
+                });
+            }
         }
     }
     // Last, load the room exactly as `run` does (scripts' top-level chunks
@@ -202,6 +229,26 @@ fn load_problem(package: &Package, text: &str, e: CliError) -> Problem {
             message: other.to_string(),
         },
     }
+}
+
+/// Module names a Lua source requires literally: `require("a.b")`,
+/// `require "a.b"`, `require 'a.b'`.
+fn required_names(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = source;
+    while let Some(i) = rest.find("require") {
+        rest = &rest[i + "require".len()..];
+        let after = rest.trim_start();
+        let after = after.strip_prefix('(').map_or(after, str::trim_start);
+        let Some(quote) = after.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let body = &after[1..];
+        if let Some(end) = body.find(quote) {
+            out.push(body[..end].to_owned());
+        }
+    }
+    out
 }
 
 fn line_at(text: &str, pos: usize) -> usize {

@@ -39,7 +39,8 @@ enum Command {
     Test(TestArgs),
     /// Re-run a recorded room (`run --record`) and verify every state hash.
     Replay(ReplayArgs),
-    /// Validate a game package and every script's syntax; runs nothing.
+    /// Validate a game package and its scripts, and load it as `run` would;
+    /// processes no action.
     Check(CheckArgs),
     /// Run a room and reload the game's scripts and game.json when they change.
     Watch(WatchArgs),
@@ -197,7 +198,12 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         let mut header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed,
             "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
         if args.resume.is_some() {
-            header["resume"] = room.save(&game_id);
+            header["resume"] = serde_json::from_str(&room.save_json(&game_id)).map_err(|e| {
+                CliError::Io {
+                    path: path.clone(),
+                    message: format!("cannot record the resumed room: its state does not fit in a record header ({e})"),
+                }
+            })?;
         }
         room.record_to(Box::new(BufWriter::new(file)), header)
             .map_err(|e| CliError::Io {
@@ -262,7 +268,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
     if let Some(path) = &args.save {
-        let text = room.save(&game_id).to_string();
+        let text = room.save_json(&game_id);
         std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
             path: path.clone(),
             message: e.to_string(),

@@ -201,7 +201,14 @@ impl Package {
             };
             for entry in entries.flatten() {
                 let p = entry.path();
-                if p.is_dir() {
+                // Symbolic links are not followed (a link loop would never end).
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_symlink() {
+                    continue;
+                }
+                if kind.is_dir() {
                     stack.push(p);
                 } else if p.extension().is_some_and(|e| e == "lua") {
                     let Ok(rel) = p.strip_prefix(&root) else {
@@ -304,41 +311,31 @@ impl Save {
     /// # Errors
     /// It is not a save, or is another game's, with what is wrong.
     pub fn from_value(v: &Value, package: &Package) -> Result<Save, String> {
-        let bad = |m: String| m;
         if v.get("save").and_then(Value::as_u64) != Some(crate::room::SAVE_VERSION) {
-            return Err(bad(
-                "not a save game (write one with `digipology run … --save FILE`; a --state-out file alone lacks the room clock and timer due times)".into(),
-            ));
+            return Err("not a save game (write one with `digipology run … --save FILE`; a --state-out file alone lacks the room clock and timer due times)".into());
         }
         let game = package.json.get("id").and_then(Value::as_str).unwrap_or("");
         let saved = v.get("game").and_then(Value::as_str).unwrap_or("");
         if saved != game {
-            return Err(bad(format!(
-                "this save is of game \"{saved}\", not \"{game}\""
-            )));
+            return Err(format!("this save is of game \"{saved}\", not \"{game}\""));
         }
         let clock = v
             .get("clock")
             .and_then(Value::as_i64)
             .filter(|c| *c >= 0)
-            .ok_or_else(|| bad("\"clock\" must be a non-negative integer".into()))?;
+            .ok_or("\"clock\" must be a non-negative integer")?;
         let mut timers = std::collections::BTreeMap::new();
         let list = v
             .get("timers")
             .and_then(Value::as_object)
-            .ok_or_else(|| bad("\"timers\" must be an object of due times".into()))?;
+            .ok_or("\"timers\" must be an object of due times")?;
         for (id, due) in list {
             let due = due.as_i64().filter(|d| *d >= 0).ok_or_else(|| {
-                bad(format!(
-                    "timers[\"{id}\"] must be a non-negative integer due time"
-                ))
+                format!("timers[\"{id}\"] must be a non-negative integer due time")
             })?;
             timers.insert(id.clone(), due);
         }
-        let state = v
-            .get("state")
-            .cloned()
-            .ok_or_else(|| bad("\"state\" is missing".into()))?;
+        let state = v.get("state").cloned().ok_or("\"state\" is missing")?;
         Ok(Save {
             state,
             clock,

@@ -121,34 +121,48 @@ impl Room {
         self.scripts = host.map(Box::new);
     }
 
-    /// A save game of this room: its canonical state and what only the
-    /// room knows (the clock and each pending timer's due time), so
-    /// [`Room::resume`] continues it exactly.
-    pub fn save(&self, game_id: &str) -> Value {
-        let state: Value =
-            serde_json::from_str(&self.kernel.state().canonical_json()).unwrap_or(Value::Null);
-        json!({"save": SAVE_VERSION, "game": game_id, "clock": self.clock, "timers": self.due_of, "state": state})
+    /// A save game of this room, as canonical JSON: its canonical state and
+    /// what only the room knows (the clock and each pending timer's due
+    /// time), so [`Room::resume`] continues it exactly. Written straight
+    /// from the canonical state, whatever its depth.
+    pub fn save_json(&self, game_id: &str) -> String {
+        let timers = serde_json::to_string(&self.due_of).unwrap_or_else(|_| "{}".into());
+        format!(
+            "{{\"clock\":{},\"game\":{},\"save\":{SAVE_VERSION},\"state\":{},\"timers\":{timers}}}",
+            self.clock,
+            Value::from(game_id),
+            self.kernel.state().canonical_json()
+        )
     }
 
     /// Sets the clock and the pending timers from a save (the state itself
     /// was restored when the room was built).
     ///
+    /// A scheduled timer the save does not list is one whose fire failed
+    /// (its callback raised an error, so the fire was rolled back): the
+    /// room never fires it again, resumed or not.
+    ///
     /// # Errors
-    /// The save's timers do not match the state's scheduled timers.
+    /// A listed timer is not scheduled in the state, or is due before the
+    /// clock.
     pub fn resume(&mut self, clock: i64, timers: &BTreeMap<String, i64>) -> Result<(), String> {
-        let scheduled: Vec<String> = self
-            .kernel
-            .state()
-            .timers
-            .iter()
-            .filter(|(_, t)| t.is_scheduled())
-            .map(|(id, _)| id.to_string())
-            .collect();
-        let listed: Vec<String> = timers.keys().cloned().collect();
-        if scheduled != listed {
-            return Err(format!(
-                "\"timers\" lists {listed:?} but the state has these scheduled timers: {scheduled:?}"
-            ));
+        for (id, due) in timers {
+            let scheduled = self
+                .kernel
+                .state()
+                .timers
+                .get(id.as_str())
+                .is_some_and(|t| t.is_scheduled());
+            if !scheduled {
+                return Err(format!(
+                    "timers[\"{id}\"]: the state has no scheduled timer with that id"
+                ));
+            }
+            if *due < clock {
+                return Err(format!(
+                    "timers[\"{id}\"]: due at {due}, before the room clock {clock} (a pending timer is never overdue)"
+                ));
+            }
         }
         self.clock = clock;
         for (id, due) in timers {

@@ -76,6 +76,17 @@ fn game_of(file: &Path) -> PathBuf {
             return dir.to_path_buf();
         }
     }
+    // Given from inside the game's tests/ folder: look above the current
+    // folder too.
+    if let Ok(absolute) = std::path::absolute(file) {
+        if let Some(dir) = absolute
+            .ancestors()
+            .skip(1)
+            .find(|d| d.join("game.json").is_file())
+        {
+            return dir.to_path_buf();
+        }
+    }
     file.parent()
         .and_then(Path::parent)
         .filter(|d| !d.as_os_str().is_empty())
@@ -277,7 +288,22 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                         "state {path}: expected something with {want} entries, got {other}"
                     ))
                 }
-                None => 0,
+                // An absent key of an object that exists has length 0; a
+                // path whose parent is missing is a typo, not a zero.
+                None => {
+                    let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
+                    let exists = parent.is_empty()
+                        || matches!(
+                            lookup(&state, parent),
+                            Some(Value::Object(_) | Value::Array(_))
+                        );
+                    if !exists {
+                        return Err(format!(
+                            "state {path}: no such path ({parent} does not exist)"
+                        ));
+                    }
+                    0
+                }
             };
             if got as u64 != want {
                 return Err(format!("state {path}: expected length {want}, got {got}"));

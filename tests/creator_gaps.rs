@@ -48,17 +48,8 @@ fn a_resumed_room_continues_hash_for_hash() {
         "tic-tac-toe",
     ] {
         let g = root().join("examples").join(game);
-        let actions = g.join("actions.jsonl");
-        let lines: Vec<String> = match std::fs::read_to_string(&actions) {
-            Ok(t) => t.lines().map(str::to_owned).collect(),
-            Err(_) => {
-                // Games without an actions file run their default start.
-                Vec::new()
-            }
-        };
-        if lines.is_empty() {
-            continue;
-        }
+        let lines = stream_of(&g);
+        assert!(lines.len() >= 4, "{game}: no stream to split");
         let full_state = dir.join(format!("{game}-full.json"));
         let full_actions = write(
             &dir,
@@ -80,7 +71,7 @@ fn a_resumed_room_continues_hash_for_hash() {
         );
         let full_events = ok(&full);
         let full_hash = state_hash(&full.stderr);
-        for k in [1, lines.len() / 2, lines.len() - 1] {
+        for k in 1..lines.len() {
             let first = write(
                 &dir,
                 &format!("{game}-{k}-a.jsonl"),
@@ -140,7 +131,59 @@ fn a_resumed_room_continues_hash_for_hash() {
             splits_tried += 1;
         }
     }
-    assert!(splits_tried >= 6, "only {splits_tried} splits were tried");
+    assert!(splits_tried >= 60, "only {splits_tried} splits were tried");
+}
+
+/// A game's action stream: its `actions.jsonl`, or — for a game without
+/// one — the joins, seats and actions of its first scenario, with each
+/// `advance` turned into `at` times.
+fn stream_of(game: &Path) -> Vec<String> {
+    if let Ok(text) = std::fs::read_to_string(game.join("actions.jsonl")) {
+        return text.lines().map(str::to_owned).collect();
+    }
+    let mut files: Vec<_> = std::fs::read_dir(game.join("tests"))
+        .expect("tests")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let scenario: Value =
+        serde_json::from_slice(&std::fs::read(&files[0]).expect("scenario")).expect("json");
+    let seats: Vec<Value> = {
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(game.join("game.json")).expect("game"))
+                .expect("json");
+        manifest["seats"].as_array().cloned().unwrap_or_default()
+    };
+    let system = |ty: &str, payload: Value| {
+        json!({"type": ty, "source": {"kind": "system"}, "payload": payload, "at": 0}).to_string()
+    };
+    let mut out = Vec::new();
+    for (i, p) in scenario["players"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        out.push(system("system.player_joined", json!({"playerId": p})));
+        if let Some(seat) = seats.get(i) {
+            out.push(system(
+                "system.seat_assign",
+                json!({"playerId": p, "seatId": seat}),
+            ));
+        }
+    }
+    let mut clock = 0i64;
+    for step in scenario["steps"].as_array().cloned().unwrap_or_default() {
+        clock += step["advance"].as_i64().unwrap_or(0);
+        if let Some(action) = step.get("do") {
+            let mut a = action.clone();
+            a["at"] = json!(clock);
+            out.push(a.to_string());
+        }
+    }
+    out
 }
 
 /// Rule: a record made from a resumed room replays (the record carries the
@@ -205,16 +248,144 @@ fn resumed_rooms_record_and_replay_and_bad_saves_are_refused() {
     let other = run(&["run", "examples/basics", "--resume", s(&save)], b"");
     assert_eq!(other.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&other.stderr).contains("push-your-luck"));
-    // A save edited by hand is refused, naming the field.
-    let mut doc: Value =
-        serde_json::from_slice(&std::fs::read(&save).expect("save")).expect("json");
-    doc["state"]["entities"]["d6"]["components"]["die"]["value"] = json!(99);
-    let edited = write(&dir, "edited.json", doc.to_string().as_bytes());
-    let out = run(&["run", s(&g), "--resume", s(&edited)], b"");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("d6"), "{err}");
-    assert_no_panic(&out);
+    // A save edited by hand is refused, naming the field: values that do
+    // not write back the same bytes, and states no room could reach.
+    let saved: Value = serde_json::from_slice(&std::fs::read(&save).expect("save")).expect("json");
+    let timer = saved["timers"]
+        .as_object()
+        .and_then(|t| t.keys().next().cloned())
+        .expect("the save has a pending turn timer");
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "d6",
+            Box::new(|d| d["state"]["entities"]["d6"]["components"]["die"]["value"] = json!(99)),
+        ),
+        (
+            "heldBy",
+            Box::new(|d| d["state"]["entities"]["d6"]["heldBy"] = json!("ghost")),
+        ),
+        (
+            "seats",
+            Box::new(|d| d["state"]["seats"]["north"] = json!("ghost")),
+        ),
+        (
+            "state.sequence",
+            Box::new(|d| d["state"]["sequence"] = json!(0)),
+        ),
+        ("state.timers", {
+            let t = timer.clone();
+            Box::new(move |d| d["state"]["timers"][&t]["status"] = json!("fired"))
+        }),
+        (
+            "state.prompts",
+            Box::new(|d| d["state"]["prompts"]["ask_1"] = json!({"x": 1})),
+        ),
+        (
+            "before the room clock",
+            Box::new(|d| d["clock"] = json!(999_999)),
+        ),
+        (
+            "no scheduled timer",
+            Box::new(|d| d["timers"]["nope"] = json!(99999)),
+        ),
+    ];
+    for (needle, change) in edits {
+        let mut doc = saved.clone();
+        change(&mut doc);
+        let edited = write(&dir, "edited.json", doc.to_string().as_bytes());
+        let out = run(&["run", s(&g), "--resume", s(&edited)], b"");
+        assert_no_panic(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{needle}: resumed anyway\n{err}"
+        );
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+}
+
+/// Rule: a timer whose fire fails (its callback raises, so the fire is
+/// rolled back) stays scheduled in the state but is never fired again; a
+/// save taken after that resumes, and the resumed room matches one that
+/// never stopped.
+#[test]
+fn a_save_after_a_failed_timer_fire_resumes() {
+    let dir = scratch("failed-fire");
+    let game = dir.join("boom");
+    std::fs::create_dir_all(game.join("scripts")).expect("mkdir");
+    write(
+        &game,
+        "game.json",
+        br#"{"id": "boom", "seats": ["north"], "entities": [{"id": "btn", "components": {"button": {}}}, {"id": "n", "components": {"counter": {}}}],
+            "scripts": [{"id": "main", "file": "scripts/main.lua"}]}"#,
+    );
+    write(
+        &game,
+        "scripts/main.lua",
+        b"function on_start(e) storage.t = timer.after(100, 'boom') end
+function boom() error('kaput') end
+function on_button_pressed(e) game.entity('n'):add(1) end
+",
+    );
+    let press = |at: u32| {
+        format!(
+            r#"{{"type":"button.press","source":{{"kind":"player","playerId":"p1"}},"payload":{{"entityId":"btn"}},"at":{at}}}"#
+        )
+    };
+    let join =
+        r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"p1"}}"#;
+    let all = write(
+        &dir,
+        "all.jsonl",
+        format!("{join}\n{}\n{}\n", press(500), press(600)).as_bytes(),
+    );
+    let first = write(
+        &dir,
+        "a.jsonl",
+        format!("{join}\n{}\n", press(500)).as_bytes(),
+    );
+    let rest = write(&dir, "b.jsonl", format!("{}\n", press(600)).as_bytes());
+    let full = run(
+        &["run", s(&game), "--actions", s(&all), "--format", "jsonl"],
+        b"",
+    );
+    let full_events = ok(&full);
+    assert!(
+        full_events.contains("kaput"),
+        "the fire fails: {full_events}"
+    );
+    let save = dir.join("s.json");
+    let mut events = ok(&run(
+        &[
+            "run",
+            s(&game),
+            "--actions",
+            s(&first),
+            "--format",
+            "jsonl",
+            "--save",
+            s(&save),
+        ],
+        b"",
+    ));
+    let b = run(
+        &[
+            "run",
+            s(&game),
+            "--resume",
+            s(&save),
+            "--actions",
+            s(&rest),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    events.push_str(&ok(&b));
+    assert_eq!(events, full_events);
+    assert_eq!(state_hash(&b.stderr), state_hash(&full.stderr));
 }
 
 /// Rule: `check` fails whenever `run` cannot load the game: a syntax
@@ -250,12 +421,33 @@ fn check_agrees_with_run_on_required_modules_and_limits() {
     ok(&run(&["check", s(&game)], b""));
     ok(&run(&["run", s(&game)], b""));
 
-    // A module nothing requires yet is still checked (it would fail later).
-    std::fs::write(game.join("scripts/later.lua"), "return {\n").expect("write");
+    // A module required only by another module is checked too.
+    std::fs::write(
+        game.join("scripts/util.lua"),
+        "local deep = require 'deep'\nlocal M = {}\nfunction M.f() end\nreturn M\n",
+    )
+    .expect("write");
+    std::fs::write(game.join("scripts/deep.lua"), "return {\n").expect("write");
     let check = run(&["check", s(&game)], b"");
     assert_eq!(check.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&check.stdout).contains("scripts/later.lua:"));
-    std::fs::remove_file(game.join("scripts/later.lua")).expect("rm");
+    assert!(String::from_utf8_lossy(&check.stdout).contains("scripts/deep.lua:"));
+    assert_eq!(run(&["run", s(&game)], b"").status.code(), Some(2));
+    std::fs::write(
+        game.join("scripts/util.lua"),
+        "local M = {}\nfunction M.f() end\nreturn M\n",
+    )
+    .expect("write");
+    // A file no script requires is only a warning: `run` accepts the game,
+    // and so does `check`.
+    let check = run(&["check", s(&game)], b"");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("scripts/deep.lua:") && report.contains("warning"),
+        "{report}"
+    );
+    ok(&run(&["run", s(&game)], b""));
+    std::fs::remove_file(game.join("scripts/deep.lua")).expect("rm");
 
     // Bad limits: a zero, an unknown key, a string.
     for limits in [
@@ -408,6 +600,20 @@ fn scenarios_set_settings_and_assert_absent_events_and_lengths() {
         out.contains("step 3: state prompts: expected length 5, got 3"),
         "{out}"
     );
+    // An absent key under an existing object has length 0; a typo in the
+    // path above it fails instead of passing as 0.
+    let absent_key =
+        json!({"players": ["ann", "bob"], "steps": [{"lengths": {"storage.main.nothing": 0}}]});
+    let (code, out) = test_run(&game, &absent_key);
+    assert_eq!(code, 0, "{out}");
+    let typo =
+        json!({"players": ["ann", "bob"], "steps": [{"lengths": {"storage.mian.nothing": 0}}]});
+    let (code, out) = test_run(&game, &typo);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no such path (storage.mian does not exist)"),
+        "{out}"
+    );
     // Malformed new keys are clear errors, not passes.
     for bad in [
         json!({"settings": 3, "steps": []}),
@@ -441,6 +647,17 @@ fn a_single_scenario_file_resolves_from_the_current_folder() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("1 passed, 0 failed"), "{text}");
+    // From inside tests/ itself.
+    let out = bin()
+        .args(["test", "turn-timer.json"])
+        .current_dir(game.join("tests"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     // And from the folder above, and given as ./tests/…
     let out = bin()
         .args(["test", "./tests/turn-timer.json"])

@@ -94,7 +94,69 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     }
     state.rng = rng(&top["rng"])?;
     same_bytes(&state, doc)?;
+    consistent(&state)?;
     Ok(state)
+}
+
+/// What only a running room can produce, checked: a started room, holders
+/// and seat occupants who are players, and prompt and timer records of the
+/// kernel's own shape.
+fn consistent(state: &State) -> Result<(), LoadError> {
+    if state.sequence == 0 {
+        return err(
+            "state.sequence",
+            "0 is a room that has not started; a save is taken after system.game_start",
+        );
+    }
+    for e in state.entities_sorted() {
+        if let Some(p) = &e.held_by {
+            if !state.players.contains_key(p) {
+                return err(
+                    &format!("state.entities[\"{}\"].heldBy", e.id),
+                    format!("\"{p}\" is not a player in the room"),
+                );
+            }
+        }
+    }
+    for (seat, who) in &state.seats {
+        if let Some(p) = who {
+            if !state.players.contains_key(p) {
+                return err(
+                    &format!("state.seats[\"{seat}\"]"),
+                    format!("\"{p}\" is not a player in the room"),
+                );
+            }
+        }
+    }
+    let text = |v: &Value| matches!(v, Value::String(s) if !s.is_empty());
+    for (id, t) in &state.timers {
+        let ok = t.is_scheduled()
+            && matches!(t.get("delay"), Value::Number(d) if *d > 0.0)
+            && ["callback", "scriptId", "bindingId"]
+                .iter()
+                .all(|k| text(t.get(k)));
+        if !ok {
+            return err(
+                &format!("state.timers[\"{id}\"]"),
+                "not a scheduled timer record (delay, callback, scriptId, bindingId, status \"scheduled\")",
+            );
+        }
+    }
+    for (id, p) in &state.prompts {
+        let status = p.get("status");
+        let ok = ["open", "resolved", "canceled"]
+            .iter()
+            .any(|s| status == &Value::from(*s))
+            && text(p.get("playerId"))
+            && text(p.get("kind"));
+        if !ok {
+            return err(
+                &format!("state.prompts[\"{id}\"]"),
+                "not a prompt record (kind, playerId, status open, resolved or canceled)",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Entities keyed by id, as the canonical state writes them.

@@ -11,7 +11,7 @@ use digipology_kernel::{
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
-use crate::convert::{number, to_json_with, to_lua, to_value_with, Resolve};
+use crate::convert::{number, to_json_with, to_lua, to_value_with, Resolve, DEPTH_MAX};
 use crate::host::Shared;
 
 /// The storage entry the runtime keeps its own records in (prompt
@@ -352,7 +352,7 @@ impl Call<'_, '_, '_> {
             // At the end (or, for the world, 0): the typed subcommand.
             return self.move_each(lua, &[entity], from.as_deref(), to);
         }
-        let index = match field_value(index, &|_| None) {
+        let index = match field_value(index, &|_, _| None) {
             Ok(v) => v,
             Err(m) => {
                 return refusal(
@@ -552,22 +552,45 @@ impl Call<'_, '_, '_> {
 
     /// The canonical contents a `storage` node stands for (its metatable
     /// names the script and the path), or `None` for any other table.
-    fn storage_of(&self, t: &Table) -> Option<Result<Value, String>> {
+    ///
+    /// Only the running script's own storage resolves (a table dressed up
+    /// as another script's node is refused), the copy is charged to the
+    /// instruction budget per value it holds ([`COPY_COST`]), and it may
+    /// not nest deeper than [`DEPTH_MAX`] where it is stored — so copying
+    /// storage into itself cannot grow work or memory past the limits.
+    fn storage_of(&self, t: &Table, depth: usize) -> Option<Result<Value, String>> {
         let mt = t.metatable()?;
         let script = match mt.raw_get::<LuaValue>("__storage").ok()? {
             LuaValue::String(s) => s.to_string_lossy(),
             _ => return None,
         };
+        if script != **self.script_id {
+            return Some(Err("a script may only read its own storage".into()));
+        }
         let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
             Ok(p) => p,
             Err(m) => return Some(Err(m)),
         };
+        let empty = Value::Object(BTreeMap::new());
         let found = self
             .state()
             .storage
             .get(&script)
-            .and_then(|root| walk(root, &path).cloned());
-        Some(Ok(found.unwrap_or_else(|| Value::Object(BTreeMap::new()))))
+            .and_then(|root| walk(root, &path))
+            .unwrap_or(&empty);
+        let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / COPY_COST;
+        let mut nodes = 0u64;
+        if let Err(m) = measure(found, depth, &mut nodes, budget) {
+            if nodes > budget {
+                // Marks the budget exhausted: the error is a `budget` one.
+                let _ = self.shared.charge_copy(u64::MAX);
+            }
+            return Some(Err(m));
+        }
+        if !self.shared.charge_copy(nodes.saturating_mul(COPY_COST)) {
+            return Some(Err("the instruction budget ran out copying storage".into()));
+        }
+        Some(Ok(found.clone()))
     }
 
     fn storage_get(&self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
@@ -595,7 +618,7 @@ impl Call<'_, '_, '_> {
         };
         let value = match arg(args, 3) {
             LuaValue::Nil => None,
-            v => match to_value_with(&v, &|t| self.storage_of(t)) {
+            v => match to_value_with(&v, &|t, d| self.storage_of(t, d)) {
                 Ok(v) => Some(v),
                 Err(m) => {
                     return refusal(
@@ -634,7 +657,7 @@ impl Call<'_, '_, '_> {
             _ => return refusal(lua, "unknown runtime record", "runtime"),
         };
         let id = arg_str(args, 2).unwrap_or_default();
-        let record = match to_value_with(&arg(args, 3), &|t| self.storage_of(t)) {
+        let record = match to_value_with(&arg(args, 3), &|t, d| self.storage_of(t, d)) {
             Ok(v) => v,
             Err(m) => return refusal(lua, &format!("cannot store this value: {m}"), "runtime"),
         };
@@ -684,7 +707,7 @@ impl Call<'_, '_, '_> {
                     )
                 }
             };
-            match field_value(&arg(args, i + 1), &|t| self.storage_of(t)) {
+            match field_value(&arg(args, i + 1), &|t, d| self.storage_of(t, d)) {
                 Ok(v) => payload.set(&key, v),
                 Err(m) => {
                     return refusal(
@@ -806,6 +829,33 @@ fn player_table(lua: &Lua, id: &str, name: Option<&str>) -> mlua::Result<LuaValu
         t.raw_set("name", n)?;
     }
     Ok(LuaValue::Table(t))
+}
+
+/// Instructions charged for each value copied out of storage.
+const COPY_COST: u64 = 100;
+
+/// Counts the values in `v` (into `nodes`) and checks its nesting fits
+/// under [`DEPTH_MAX`] from `depth`; stops as soon as `nodes` passes
+/// `budget`, so measuring never costs more than the copy would.
+fn measure(v: &Value, depth: usize, nodes: &mut u64, budget: u64) -> Result<(), String> {
+    if depth >= DEPTH_MAX {
+        return Err(format!(
+            "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
+        ));
+    }
+    *nodes += 1;
+    if *nodes > budget {
+        return Err("the instruction budget ran out copying storage".into());
+    }
+    match v {
+        Value::Array(a) => a
+            .iter()
+            .try_for_each(|x| measure(x, depth + 1, nodes, budget)),
+        Value::Object(o) => o
+            .values()
+            .try_for_each(|x| measure(x, depth + 1, nodes, budget)),
+        _ => Ok(()),
+    }
 }
 
 /// A storage path element.

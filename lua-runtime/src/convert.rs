@@ -42,7 +42,8 @@ pub fn number(n: f64) -> LuaValue {
 
 /// Resolves a table that stands for canonical data held elsewhere (a
 /// `storage` node) to that data; `None` for an ordinary table.
-pub type Resolve<'a> = dyn Fn(&Table) -> Option<Result<Value, String>> + 'a;
+/// It gets the table and the nesting depth it sits at.
+pub type Resolve<'a> = dyn Fn(&Table, usize) -> Option<Result<Value, String>> + 'a;
 
 /// A Lua value as JSON (for subcommand payloads and storage).
 ///
@@ -95,7 +96,7 @@ fn table_to_json(
             "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
         ));
     }
-    if let Some(found) = resolve(t) {
+    if let Some(found) = resolve(t, depth) {
         return found.map(|v| value_to_json(&v));
     }
     if let Some(mt) = t.metatable() {

@@ -163,6 +163,17 @@ impl Shared {
         n
     }
 
+    /// Instructions left in this transaction's budget.
+    pub fn remaining(&self) -> i64 {
+        self.remaining.get()
+    }
+
+    /// Charges `n` instructions of native work (a storage copy); false,
+    /// with the budget marked exhausted, when it does not fit.
+    pub fn charge_copy(&self, n: u64) -> bool {
+        self.charge(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
     fn charge(&self, n: i64) -> bool {
         let left = self.remaining.get() - n;
         self.remaining.set(left);

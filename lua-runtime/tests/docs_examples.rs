@@ -58,7 +58,16 @@ fn every_lua_example_in_the_api_reference_runs() {
         )
         .unwrap_or_else(|e| panic!("example {i} does not load: {e}\n{src}"));
         let mut outs = start(&mut k, &mut host);
+        let system = |ty: &str, payload: serde_json::Value| json!({"type": ty, "source": {"kind": "system"}, "payload": payload});
         for action in [
+            system(
+                "system.seat_assign",
+                json!({"playerId": "p1", "seatId": "north"}),
+            ),
+            system(
+                "system.seat_assign",
+                json!({"playerId": "p2", "seatId": "south"}),
+            ),
             player("p1", "entity.grab", json!({"entityId": "card"})),
             player(
                 "p1",
@@ -67,8 +76,49 @@ fn every_lua_example_in_the_api_reference_runs() {
             ),
             player("p1", "entity.flip", json!({"entityId": "card"})),
             player("p1", "button.press", json!({"entityId": "btn"})),
+            player(
+                "p2",
+                "counter.add",
+                json!({"entityId": "score", "amount": 1}),
+            ),
         ] {
             outs.push(k.process_json(&action, &mut host));
+        }
+        // Whatever the example asked or armed runs too: every open prompt is
+        // answered (its default, else its first choice, else yes / its
+        // minimum) and every scheduled timer fires.
+        let doc: serde_json::Value =
+            serde_json::from_str(&k.state().canonical_json()).expect("state");
+        let prompts = doc["prompts"].as_object().cloned().unwrap_or_default();
+        for (id, p) in prompts.iter().filter(|(_, p)| p["status"] == "open") {
+            let answer = match p["kind"].as_str() {
+                Some("confirm") => json!(true),
+                Some("number") => p["min"].clone(),
+                _ if !p["default"].is_null() => p["default"].clone(),
+                _ => p["choices"][0].clone(),
+            };
+            let who = p["playerId"].as_str().unwrap_or("p1");
+            outs.push(k.process_json(
+                &player(
+                    who,
+                    "prompt.respond",
+                    json!({"promptId": id, "response": answer}),
+                ),
+                &mut host,
+            ));
+        }
+        let doc: serde_json::Value =
+            serde_json::from_str(&k.state().canonical_json()).expect("state");
+        for id in doc["timers"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+            .keys()
+        {
+            outs.push(k.process_json(
+                &system("system.timer_fire", json!({"timerId": id})),
+                &mut host,
+            ));
         }
         for out in &outs {
             for (ty, data) in events(out) {
