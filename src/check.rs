@@ -212,10 +212,16 @@ fn load_problem(package: &Package, text: &str, e: CliError) -> Problem {
                     format!("{}:{line}", dir.join(file).display()),
                     format!("syntax error: {message}"),
                 ),
-                digipology_lua::LoadError::Runtime { file, message } => (
-                    dir.join(file).display().to_string(),
-                    format!("error while loading: {message}"),
-                ),
+                digipology_lua::LoadError::Runtime { file, message } => {
+                    let place = dir.join(file).display().to_string();
+                    (
+                        match digipology_lua::line_of(message) {
+                            Some(line) => format!("{place}:{line}"),
+                            None => place,
+                        },
+                        format!("error while loading: {message}"),
+                    )
+                }
                 other => (dir.display().to_string(), other.to_string()),
             };
             Problem { place, message }

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
 
-/// Version of the save-game format ([`Room::save`]).
+/// Version of the save-game format ([`Room::save_json`]).
 pub const SAVE_VERSION: u64 = 1;
 
 /// Default bound on timer fires after the input ends.

@@ -291,17 +291,7 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                 // An absent key of an object that exists has length 0; a
                 // path whose parent is missing is a typo, not a zero.
                 None => {
-                    let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
-                    let exists = parent.is_empty()
-                        || matches!(
-                            lookup(&state, parent),
-                            Some(Value::Object(_) | Value::Array(_))
-                        );
-                    if !exists {
-                        return Err(format!(
-                            "state {path}: no such path ({parent} does not exist)"
-                        ));
-                    }
+                    parent_exists(&state, path)?;
                     0
                 }
             };
@@ -318,6 +308,9 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         for (path, want) in map {
             let got = lookup(&state, path);
+            if got.is_none() {
+                parent_exists(&state, path)?;
+            }
             if !same(&got, want) {
                 return Err(format!(
                     "state {path}: expected {want}, got {}",
@@ -327,6 +320,24 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A path that finds nothing is fine when its parent exists (an absent
+/// key reads as null, or length 0); a missing parent is a typo, and fails.
+fn parent_exists(state: &Value, path: &str) -> Result<(), String> {
+    let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
+    let exists = parent.is_empty()
+        || matches!(
+            lookup(state, parent),
+            Some(Value::Object(_) | Value::Array(_))
+        );
+    if exists {
+        Ok(())
+    } else {
+        Err(format!(
+            "state {path}: no such path ({parent} does not exist)"
+        ))
+    }
 }
 
 fn brief(events: &[Value]) -> String {

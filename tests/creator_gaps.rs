@@ -449,6 +449,25 @@ fn check_agrees_with_run_on_required_modules_and_limits() {
     ok(&run(&["run", s(&game)], b""));
     std::fs::remove_file(game.join("scripts/deep.lua")).expect("rm");
 
+    // An error raised while a script loads is reported with its file:line.
+    let main_src = std::fs::read_to_string(&main).expect("main");
+    std::fs::write(
+        &main,
+        format!("{main_src}\nlocal x = nil\nlocal y = x.field\n"),
+    )
+    .expect("write");
+    let lines = main_src.lines().count();
+    let check = run(&["check", s(&game)], b"");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains(&format!(
+            "scripts/main.lua:{}: error while loading",
+            lines + 3
+        )),
+        "{report}"
+    );
+    std::fs::write(&main, &main_src).expect("write");
     // Bad limits: a zero, an unknown key, a string.
     for limits in [
         json!({"instructionsMax": 0}),
@@ -609,6 +628,21 @@ fn scenarios_set_settings_and_assert_absent_events_and_lengths() {
     let typo =
         json!({"players": ["ann", "bob"], "steps": [{"lengths": {"storage.mian.nothing": 0}}]});
     let (code, out) = test_run(&game, &typo);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no such path (storage.mian does not exist)"),
+        "{out}"
+    );
+    // The same for `expect`: null for an absent key, a failure for a typo.
+    let (code, out) = test_run(
+        &game,
+        &json!({"players": ["ann", "bob"], "steps": [{"expect": {"storage.main.nothing": null}}]}),
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = test_run(
+        &game,
+        &json!({"players": ["ann"], "steps": [{"expect": {"storage.mian.nothing": null}}]}),
+    );
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("no such path (storage.mian does not exist)"),
