@@ -226,8 +226,12 @@ impl Room {
             };
             rec.write_all(line.to_string().as_bytes())?;
             rec.write_all(b"\n")?;
+            rec.flush()?;
         }
-        Ok(())
+        // Every action's events leave the process before the next action
+        // runs: whatever happens to the process later, nothing already
+        // produced is lost.
+        events.flush()
     }
 
     fn track_timer(&mut self, kind: &EventKind) {

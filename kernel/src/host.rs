@@ -328,6 +328,13 @@ impl ScriptCtx<'_, '_> {
         self.txn.rng().next_u64()
     }
 
+    /// A script's storage root to change in place (see
+    /// `Txn::storage_root_mut`: one rollback copy per transaction, not per
+    /// write).
+    pub fn storage_root_mut(&mut self, script_id: &str) -> &mut Value {
+        self.txn.storage_root_mut(script_id)
+    }
+
     /// Sets (`Some`) or clears (`None`) a script's canonical storage value;
     /// rolled back with the transaction.
     pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {

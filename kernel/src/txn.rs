@@ -86,6 +86,8 @@ pub struct Txn<'s> {
     pub(crate) limits: Limits,
     seq: u64,
     action_id: ActionId,
+    /// Scripts whose storage root is already saved for rollback.
+    storage_saved: Vec<String>,
     /// The player whose action this transaction runs (`None` for system
     /// and script sources).
     pub(crate) actor: Option<Id>,
@@ -113,6 +115,7 @@ impl<'s> Txn<'s> {
             limits,
             seq,
             action_id,
+            storage_saved: Vec::new(),
             actor: None,
             finished: false,
         }
@@ -515,6 +518,22 @@ impl<'s> Txn<'s> {
             self.rng_saved = true;
         }
         &mut self.state.rng
+    }
+
+    /// A script's canonical storage root to change in place (an empty
+    /// object when it has none). The first touch in a transaction keeps one
+    /// copy of the root for rollback; later writes cost only what they
+    /// change, however many there are.
+    pub fn storage_root_mut(&mut self, script_id: &str) -> &mut Value {
+        if !self.storage_saved.iter().any(|s| s == script_id) {
+            let prev = self.state.storage.get(script_id).cloned();
+            self.undo.push(Undo::Storage(script_id.to_owned(), prev));
+            self.storage_saved.push(script_id.to_owned());
+        }
+        self.state
+            .storage
+            .entry(script_id.to_owned())
+            .or_insert_with(|| Value::Object(BTreeMap::new()))
     }
 
     /// Sets (or with `None`, removes) a script's canonical storage value.

@@ -629,18 +629,26 @@ impl Call<'_, '_, '_> {
                 }
             },
         };
-        let mut root = self
-            .state()
-            .storage
-            .get(&script)
-            .cloned()
-            .unwrap_or_else(|| Value::Object(BTreeMap::new()));
-        if let Err(m) = set_path(&mut root, &path, value) {
-            return refusal(lua, &m, "runtime");
+        let depth = path.len() + value.as_ref().map_or(0, value_depth);
+        if depth > DEPTH_MAX {
+            return refusal(
+                lua,
+                &format!("storage cannot nest deeper than {DEPTH_MAX} levels (this write would reach {depth})"),
+                "runtime",
+            );
         }
-        if let Access::Handler(ctx) = &mut self.access {
-            let empty = matches!(&root, Value::Object(o) if o.is_empty());
-            ctx.set_storage(&script, if empty { None } else { Some(root) });
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
+        // Changed in place: the transaction keeps one copy of the root for
+        // rollback, not one per write.
+        let root = ctx.storage_root_mut(&script);
+        let result = set_path(root, &path, value);
+        if matches!(&*root, Value::Object(o) if o.is_empty()) {
+            ctx.set_storage(&script, None);
+        }
+        if let Err(m) = result {
+            return refusal(lua, &m, "runtime");
         }
         ok_true()
     }
@@ -831,6 +839,15 @@ fn player_table(lua: &Lua, id: &str, name: Option<&str>) -> mlua::Result<LuaValu
     Ok(LuaValue::Table(t))
 }
 
+/// How deeply a value nests (a scalar is 0, `{}` and `[]` are 1).
+fn value_depth(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// Instructions charged for each value copied out of storage.
 const COPY_COST: u64 = 100;
 
@@ -910,7 +927,9 @@ fn set_path(root: &mut Value, path: &[Step], value: Option<Value>) -> Result<(),
             _ => return Err("that storage path does not lead to a table".into()),
         };
     }
-    if let (Value::Object(o), Step::Index(_)) = (&*node, last) {
+    // An empty table becomes a list when its first item is set (and only
+    // then: a failing write changes nothing).
+    if let (Value::Object(o), Step::Index(0), Some(_)) = (&*node, last, &value) {
         if o.is_empty() {
             *node = Value::Array(Vec::new());
         }

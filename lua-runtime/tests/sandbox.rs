@@ -435,3 +435,37 @@ fn a_forged_storage_node_cannot_read_another_scripts_storage() {
     );
     assert_eq!(storage(&k, "b"), serde_json::Value::Null);
 }
+
+/// Writing through a path into what is already in storage cannot grow its
+/// depth without bound (a deep value used to overflow the stack when it was
+/// cloned): past the depth limit the write is a `runtime` error.
+#[test]
+fn storage_depth_is_bounded() {
+    let err = attack(
+        "local t = storage\nfor i = 1, 100000 do t.x = {} t = t.x end",
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cannot nest deeper"),
+        "{err}"
+    );
+}
+
+/// A failing storage write changes nothing, even under `pcall`: an empty
+/// table is not turned into a list by a write that is then refused.
+#[test]
+fn a_refused_storage_write_changes_nothing() {
+    let (mut k, mut host) = global(
+        "function on_button_pressed(e)\n  storage.t = {}\n  local ok = pcall(function() storage.t[5] = 1 end)\n  storage.ok = ok\nend\n",
+    );
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(storage(&k, "main"), json!({"ok": false, "t": {}}));
+}
