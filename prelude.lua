@@ -33,7 +33,11 @@ for i, name in G.ipairs(N.FIELDS) do CODE[name] = i end
 
 -- A value every proxy's `getmetatable` answers with; the real metatable stays
 -- private.
-local PROXY = raw_setmetatable({}, { __metatable = false, __tostring = function() return "proxy" end })
+local PROXY = raw_setmetatable({}, {
+  __metatable = false,
+  __tostring = function() return "proxy" end,
+  __newindex = function() error("proxy markers are read-only", 2) end,
+})
 
 -- Raises a creator-facing error of a given kind ("sandbox", "budget",
 -- "guard_mutation", "subcommand", "runtime") at the caller's line.
@@ -62,10 +66,16 @@ local function key_less(a, b)
   return a < b
 end
 
+local safe_next -- below: `next` in pairs order
+
 local function sorted_pairs(t)
   local mt = raw_getmetatable(t)
   if mt == PROXY or (type(mt) == "table" and rawget(mt, "__pairs")) then
-    return raw_pairs(t)
+    -- The table's own __pairs decides; without one, the raw `next` must
+    -- not reach the script.
+    local f, s, c = raw_pairs(t)
+    if f == next then f = safe_next end
+    return f, s, c
   end
   if type(t) ~= "table" then
     error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ")", 2)
@@ -92,7 +102,13 @@ local function safe_tostring(v)
   local tv = type(v)
   if tv == "table" or tv == "userdata" then
     local mt = raw_getmetatable(v)
-    if mt == PROXY then return raw_tostring(v) end
+    if mt == PROXY then
+      -- One of the runtime's own tables (scripts cannot set __metatable):
+      -- its __tostring names it; one without prints as "table".
+      local s = raw_tostring(v)
+      if sfind(s, "^table: ") then return "table" end
+      return s
+    end
     if type(mt) == "table" and rawget(mt, "__tostring") then
       local s = raw_tostring(v)
       return s
@@ -235,32 +251,94 @@ do
   smt.__metatable = false
 end
 
--- Metatables may not carry finalizers or weak modes, now or later.
+-- Metatables may not carry finalizers or weak modes (collection timing is
+-- not deterministic), nor __metatable or __name (the runtime marks its own
+-- tables with __metatable, and __name would put an address in tostring) —
+-- now or later.
+local RESERVED_META = {
+  __gc = "finalizers are not deterministic",
+  __mode = "weak tables are not deterministic",
+  __metatable = "the runtime reserves it for its own tables",
+  __name = "it would make tostring show a memory address",
+}
+
+local function refuse_meta(k, level)
+  local why = type(k) == "string" and RESERVED_META[k]
+  if why then
+    fail("sandbox", "metatables cannot have " .. k .. " (" .. why .. ")", level + 1)
+  end
+end
+
 local GUARD_MT = {
   __metatable = "locked",
   __newindex = function(t, k, v)
-    if k == "__gc" or k == "__mode" then
-      fail("sandbox", "metatables cannot have " .. k .. " (finalizers and weak tables are not deterministic)", 2)
-    end
+    refuse_meta(k, 2)
     rawset(t, k, v)
   end,
 }
 
+-- A table used as a metatable gets a guard as its own metatable, so a
+-- reserved key cannot be added to it later. One that already has a
+-- metatable (a class with a parent) gets a guard that keeps that
+-- metatable's behaviour (a copy of its fields) and checks new keys first.
+local function guard_metatable(mt)
+  local inner = raw_getmetatable(mt)
+  if inner == "locked" then return end
+  if inner == nil then raw_setmetatable(mt, GUARD_MT) return end
+  if type(inner) ~= "table" then
+    fail("sandbox", "this table's metatable is protected; it cannot be used as a metatable", 3)
+  end
+  local g = {}
+  for k, v in next, inner do g[k] = v end
+  local forward = rawget(inner, "__newindex")
+  g.__metatable = "locked"
+  g.__newindex = function(t, k, v)
+    refuse_meta(k, 2)
+    if type(forward) == "function" then return forward(t, k, v) end
+    if type(forward) == "table" then forward[k] = v return end
+    rawset(t, k, v)
+  end
+  raw_setmetatable(mt, g)
+end
+
 local function safe_setmetatable(t, mt)
   if type(mt) == "table" then
-    if rawget(mt, "__gc") ~= nil or rawget(mt, "__mode") ~= nil then
-      fail("sandbox", "metatables cannot have __gc or __mode (finalizers and weak tables are not deterministic)", 2)
+    for k in raw_pairs(RESERVED_META) do
+      if rawget(mt, k) ~= nil then refuse_meta(k, 2) end
     end
-    if raw_getmetatable(mt) == nil then raw_setmetatable(mt, GUARD_MT) end
+    guard_metatable(mt)
   end
   return raw_setmetatable(t, mt)
 end
 
+-- rawset may not reach into the runtime's own tables (game, libraries,
+-- proxies, storage, environments: all marked with PROXY) nor add a
+-- reserved key to a metatable.
 local function safe_rawset(t, k, v)
-  if (k == "__gc" or k == "__mode") and raw_getmetatable(t) == "locked" then
-    fail("sandbox", "metatables cannot have " .. k, 2)
+  if t == PROXY or raw_getmetatable(t) == PROXY then
+    fail("sandbox", "rawset cannot change the runtime's tables (game, libraries, proxies, storage, _G)", 2)
   end
+  if raw_getmetatable(t) == "locked" then refuse_meta(k, 2) end
   return rawset(t, k, v)
+end
+
+-- next in the same order as pairs (numbers, then strings, then booleans):
+-- the raw order of keys that are tables or functions depends on memory
+-- addresses. Each call scans the table (charged like any Lua loop).
+function safe_next(t, k)
+  if type(t) ~= "table" then
+    error("bad argument #1 to 'next' (table expected, got " .. type(t) .. ")", 2)
+  end
+  local best
+  for key in next, t do
+    if not RANK[type(key)] then
+      fail("runtime", "next: keys must be numbers, strings or booleans (a " .. type(key)
+        .. " key has no deterministic order)", 2)
+    end
+    if (k == nil or key_less(k, key)) and (best == nil or key_less(key, best)) then best = key end
+  end
+  if best ~= nil then return best, rawget(t, best) end
+  return nil
 end
 
 local function reraise(ok, ...)
@@ -861,7 +939,7 @@ function P.new_env(spec)
   local script_id = spec.script
   local env, defs = {}, {}
   local base = {
-    assert = assert, error = error, ipairs = raw_ipairs, next = next, pairs = sorted_pairs,
+    assert = assert, error = error, ipairs = raw_ipairs, next = safe_next, pairs = sorted_pairs,
     pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
     rawlen = rawlen, rawset = safe_rawset, select = select, setmetatable = safe_setmetatable,
     getmetatable = raw_getmetatable, tonumber = tonumber, tostring = safe_tostring, type = type,
@@ -968,6 +1046,8 @@ end
 -- host pushes only values it already holds; the tables are built here. An
 -- assigned action id (`a<seq>`) is only formatted if the handler reads it.
 local EVENT_MT = {
+  -- Shared by every event table: hidden, so no script can change it.
+  __metatable = "event",
   __index = function(ev, k)
     if k == "actionId" then
       local id = "a" .. rawget(ev, "seq")

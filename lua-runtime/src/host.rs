@@ -675,6 +675,23 @@ impl ScriptHost for LuaHost {
                 ))
             };
             match self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id) {
+                // A mutation the guard caught with pcall still fails it.
+                Ok(_)
+                    if matches!(
+                        self.shared.fail_kind.get(),
+                        Some(ScriptErrorKind::GuardMutation)
+                    ) =>
+                {
+                    return Verdict::Fail(self.failure(
+                        b,
+                        name,
+                        (
+                            "guards are read-only: this guard tried to change the game (and caught the error)".into(),
+                            None,
+                            ScriptErrorKind::GuardMutation,
+                        ),
+                    ));
+                }
                 Ok((answer, reason)) => {
                     if !matches!(answer, LuaValue::Boolean(true)) {
                         let reason = match reason {

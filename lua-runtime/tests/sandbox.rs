@@ -469,3 +469,143 @@ fn a_refused_storage_write_changes_nothing() {
     assert!(out.accepted(), "{:?}", events(&out));
     assert_eq!(storage(&k, "main"), json!({"ok": false, "t": {}}));
 }
+
+/// `next` walks in `pairs` order, and refuses tables whose keys have no
+/// deterministic order (tables, functions) — even when reached through
+/// `pairs` on a proxy, whose iterator used to be the raw `next`.
+#[test]
+fn next_is_deterministic_or_refuses() {
+    let (_, _, st) = {
+        let (mut k, mut host) = global(
+            "function on_button_pressed(e)\n  local t = {b = 1, [2] = 'x', a = 2, [1] = 'y', [true] = 0}\n  local keys, k = {}, nil\n  repeat k = next(t, k) if k ~= nil then keys[#keys + 1] = tostring(k) end until k == nil\n  storage.order = table.concat(keys, ' ')\n  storage.first = next({})\n  local f = pairs(game.entity('card'))\n  storage.proxy_next_safe = (f == next)\nend\n",
+        );
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(st["order"], json!("1 2 a b true"));
+    assert_eq!(st["proxy_next_safe"], json!(true));
+    let err = attack(
+        "local t = {}\nt[{}] = 1\nt[function() end] = 2\nt.x = 3\nfor k in next, t do end",
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("next: keys must be"),
+        "{err}"
+    );
+}
+
+/// No address reaches canonical output: a table cannot borrow the proxies'
+/// marker, nor carry __name, so tostring and error messages stay
+/// address-free.
+#[test]
+fn no_metatable_trick_puts_an_address_into_output() {
+    for body in [
+        "storage.s = tostring(setmetatable({}, {__metatable = getmetatable(game.entity('card'))}))",
+        "error(setmetatable({}, {__name = 'x'}))",
+        "local mt = {}\nsetmetatable({}, mt)\nmt.__name = 'x'",
+        "local mt = {}\nsetmetatable({}, mt)\nrawset(mt, '__metatable', 1)",
+    ] {
+        let err = attack(body, "sandbox");
+        let msg = err["message"].as_str().unwrap_or("");
+        assert!(!msg.contains("0x"), "{msg}");
+        assert!(msg.contains("metatables cannot have"), "{msg}");
+    }
+    let (_, _, st) = {
+        let (mut k, mut host) = global(
+            "function on_button_pressed(e)\n  storage.a = tostring(getmetatable(game.entity('card')))\n  storage.b = tostring(string)\n  storage.c = tostring(storage)\n  storage.d = tostring(e)\n  storage.f = tostring(print)\nend\n",
+        );
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(
+        st,
+        json!({"a": "table", "b": "table", "c": "storage", "d": "table", "f": "function"})
+    );
+}
+
+/// Nothing shared between scripts can be changed: `game`, `_G`, the library
+/// tables, storage's raw table, a proxy's slots, the event metatable — and
+/// a metatable cannot gain `__mode` later, even one that has a metatable.
+#[test]
+fn shared_tables_cannot_be_tampered_with() {
+    for body in [
+        "rawset(game, 'entity', function() return nil end)",
+        "rawset(_G, 'x', 1)",
+        "rawset(string, 'rep', function() return '' end)",
+        "rawset(storage, 'x', 42)",
+        "rawset(game.entity('card'), 'id', 'btn')",
+        "rawset(getmetatable(game.entity('card')), 'x', 1)",
+        "local parent = setmetatable({}, {__index = {}})\nsetmetatable({}, parent)\nparent.__mode = 'k'",
+        "local mt = {}\nsetmetatable({}, mt)\nmt.__gc = function() end",
+        "local mt = {}\nsetmetatable({}, mt)\nrawset(mt, '__mode', 'k')",
+    ] {
+        attack(body, "sandbox");
+    }
+    // The event metatable is hidden: getmetatable answers a string.
+    attack("getmetatable(event).__gc = function() end", "runtime");
+}
+
+/// One script's attempts leave another script's view of the shared world
+/// untouched (each attempt caught with pcall, then the other script runs).
+#[test]
+fn one_script_cannot_change_what_another_sees() {
+    let a = "function on_button_pressed(e)\n  for _, f in ipairs({\n    function() rawset(game, 'entity', function() return 'evil' end) end,\n    function() rawset(string, 'upper', function() return 'evil' end) end,\n    function() getmetatable(e).__index = function() return 'evil' end end,\n    function() e.data.entityId = 'evil' end,\n  }) do pcall(f) end\nend\n";
+    let b = "function on_button_pressed(e)\n  storage.entity = type(game.entity('card'))\n  storage.upper = ('x'):upper()\n  storage.id = e.data.entityId\n  storage.missing = e.nothing == nil\nend\n";
+    let (mut k, mut host) = room(&[("a", a, &[("global", None)]), ("b", b, &[("global", None)])]);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(
+        storage(&k, "b"),
+        json!({"entity": "table", "upper": "X", "id": "btn", "missing": true})
+    );
+}
+
+/// A guard that tries to change the game fails even when it catches the
+/// error with pcall and then says yes.
+#[test]
+fn a_guard_mutation_caught_by_pcall_still_fails() {
+    let (mut k, mut host) = global(
+        "function can_press(player, button)\n  pcall(function() game.entity('score'):add(1) end)\n  return true\nend\n",
+    );
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "guard_mutation",
+    );
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("read-only"),
+        "{err}"
+    );
+    // The room still serves (this guard refuses every press, so another
+    // action shows it).
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "score", "amount": 2}),
+        ),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+}
