@@ -108,8 +108,22 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
             });
             continue;
         };
+        // A path leading outside the game folder is never opened.
+        let outside = Path::new(file).components().any(|c| {
+            !matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        if outside {
+            problems.push(Problem {
+                place: format!("{manifest}:{}", locate_str(&text, file).unwrap_or(1)),
+                message: format!("{path}.file: \"{file}\" must be a path inside the game folder, like \"scripts/main.lua\" (no absolute path, no ..)"),
+            });
+            continue;
+        }
         let full = package.dir.join(file);
-        match std::fs::read_to_string(&full) {
+        match crate::package::read_script(&full) {
             Err(_) => problems.push(Problem {
                 place: format!("{manifest}:{}", locate_str(&text, file).unwrap_or(1)),
                 message: format!(

@@ -134,8 +134,8 @@ impl Package {
                     "must be the script's path, like \"scripts/main.lua\"",
                 )
             })?;
-            let full = self.dir.join(&file);
-            let source = fs::read_to_string(&full).map_err(|e| CliError::Io {
+            let full = self.script_path(&file, &format!("{path}.file"))?;
+            let source = read_script(&full).map_err(|e| CliError::Io {
                 path: full.clone(),
                 message: format!("cannot read the script listed in {path}.file: {e}"),
             })?;
@@ -148,6 +148,34 @@ impl Package {
             });
         }
         Ok(out)
+    }
+
+    /// A script path from `game.json`: relative, inside the game folder
+    /// (no `..`, no absolute path, no link leading out of it).
+    fn script_path(&self, file: &str, field: &str) -> Result<PathBuf, CliError> {
+        let rel = Path::new(file);
+        let inside = rel.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        if !inside {
+            return Err(self.field_error(
+                field,
+                format!("\"{file}\" must be a path inside the game folder, like \"scripts/main.lua\" (no absolute path, no ..)"),
+            ));
+        }
+        let full = self.dir.join(rel);
+        if let (Ok(real), Ok(root)) = (full.canonicalize(), self.dir.canonicalize()) {
+            if !real.starts_with(&root) {
+                return Err(self.field_error(
+                    field,
+                    format!("\"{file}\" leads outside the game folder (through a link)"),
+                ));
+            }
+        }
+        Ok(full)
     }
 
     fn bindings(&self, v: Option<&Value>, path: &str) -> Result<Vec<BindingSpec>, CliError> {
@@ -219,7 +247,7 @@ impl Package {
                         .to_string_lossy()
                         .replace(['/', '\\'], ".");
                     let file = format!("scripts/{}", rel.to_string_lossy().replace('\\', "/"));
-                    if let Ok(src) = fs::read_to_string(&p) {
+                    if let Ok(src) = read_script(&p) {
                         out.insert(name, (file, src));
                     }
                 }
@@ -415,6 +443,25 @@ impl Package {
                 error: e,
             })
     }
+}
+
+/// Bytes a script file may have.
+pub const SCRIPT_BYTES_MAX: u64 = 4 * 1024 * 1024;
+
+/// Reads a script: a regular file of at most [`SCRIPT_BYTES_MAX`] bytes of
+/// UTF-8 (a device or a pipe is refused before it is opened for reading).
+pub fn read_script(path: &Path) -> std::io::Result<String> {
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > SCRIPT_BYTES_MAX {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, over the {SCRIPT_BYTES_MAX}-byte limit for a script",
+            meta.len()
+        )));
+    }
+    fs::read_to_string(path)
 }
 
 fn nonempty(v: Option<&Value>) -> Option<String> {

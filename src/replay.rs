@@ -97,7 +97,7 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
         let rec: Value =
             serde_json::from_str(&line).map_err(|e| format!("{}:{lineno}: {e}", log.display()))?;
         let action = rec.get("action").cloned().unwrap_or(Value::Null);
-        let raw = action.get("raw").and_then(Value::as_str).map(str::to_owned);
+        let raw = rec.get("raw").and_then(Value::as_str).map(str::to_owned);
         match raw {
             Some(text) => room
                 .submit_line(&crate::jsonl::Line::Bytes(text.into_bytes()), &mut sink)

@@ -29,11 +29,23 @@ pub const SAVE_VERSION: u64 = 1;
 /// Default bound on timer fires after the input ends.
 pub const END_FIRES_MAX: u64 = 10_000;
 
+/// What one processed input was: a parsed action (as processed, with its
+/// `at`), or a line that was not one (kept as text, at most 4 KiB, so a
+/// replay consumes it the same way). Kept apart so an action whose own
+/// JSON has a `raw` key is never mistaken for a raw line.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A parsed action.
+    Action(Value),
+    /// A line that was not an action.
+    Raw(String),
+}
+
 /// One processed action, kept for `watch` (replays after a change).
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// The action as processed (with its `at`), or `{"raw": …}`.
-    pub action: Value,
+    /// The input as processed.
+    pub input: Input,
     /// The state hash after it.
     pub hash: String,
     /// Its event lines.
@@ -142,11 +154,13 @@ impl Room {
     /// (its callback raised an error, so the fire was rolled back): the
     /// room never fires it again, resumed or not.
     ///
+    /// A listed timer may be overdue (a catch-up stopped at `fires_max`
+    /// left it pending); it fires at the next catch-up, as it would have.
+    ///
     /// # Errors
-    /// A listed timer is not scheduled in the state, or is due before the
-    /// clock.
+    /// A listed timer is not scheduled in the state.
     pub fn resume(&mut self, clock: i64, timers: &BTreeMap<String, i64>) -> Result<(), String> {
-        for (id, due) in timers {
+        for id in timers.keys() {
             let scheduled = self
                 .kernel
                 .state()
@@ -156,11 +170,6 @@ impl Room {
             if !scheduled {
                 return Err(format!(
                     "timers[\"{id}\"]: the state has no scheduled timer with that id"
-                ));
-            }
-            if *due < clock {
-                return Err(format!(
-                    "timers[\"{id}\"]: due at {due}, before the room clock {clock} (a pending timer is never overdue)"
                 ));
             }
         }
@@ -185,7 +194,7 @@ impl Room {
     fn finish(
         &mut self,
         out: Outcome,
-        action: Value,
+        input: Input,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
         for line in self.take_log() {
@@ -207,7 +216,7 @@ impl Room {
         }
         if self.history.is_some() {
             let step = Step {
-                action: action.clone(),
+                input: input.clone(),
                 hash: self.kernel.state_hash(),
                 events: lines,
                 digest: digest(self.kernel.state()),
@@ -220,7 +229,14 @@ impl Room {
             let now = digest(self.kernel.state());
             let changed = diff(&self.digest, &now);
             self.digest = now;
-            let line = json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash(), "changed": changed});
+            let line = match input {
+                Input::Action(action) => {
+                    json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash(), "changed": changed})
+                }
+                Input::Raw(raw) => {
+                    json!({"seq": out.seq, "raw": raw, "hash": self.kernel.state_hash(), "changed": changed})
+                }
+            };
             let Some(rec) = &mut self.record else {
                 return Ok(());
             };
@@ -281,7 +297,7 @@ impl Room {
         }
         let (kernel, host) = self.parts();
         let out = kernel.process_json(&action, host);
-        self.finish(out, action, events)
+        self.finish(out, Input::Action(action), events)
     }
 
     /// Advances the clock by `ms`, firing every timer due up to the new
@@ -297,7 +313,10 @@ impl Room {
     }
 
     /// Fires, in due-time then id order, every timer due before `before`
-    /// (every pending timer when `None`, at most `fires_max` of them).
+    /// (every pending timer when `None`) — at most `fires_max` of them in
+    /// one go: a timer that re-arms itself cannot make one far `at` (or
+    /// the end of the input) run without end. What is left stays pending
+    /// and fires at the next catch-up.
     ///
     /// # Errors
     /// Writing events or the record failed.
@@ -307,16 +326,19 @@ impl Room {
             if before.is_some_and(|b| due >= b) {
                 break;
             }
-            if before.is_none() {
-                if fired >= self.fires_max {
-                    eprintln!(
-                        "digipology: stopped after {fired} timer fires at the end of the input ({} still pending)",
-                        self.due.len()
-                    );
-                    break;
-                }
-                fired += 1;
+            if fired >= self.fires_max {
+                eprintln!(
+                    "digipology: stopped after {fired} timer fires {} ({} still pending)",
+                    if before.is_none() {
+                        "at the end of the input"
+                    } else {
+                        "in one catch-up"
+                    },
+                    self.due.len()
+                );
+                break;
             }
+            fired += 1;
             self.due.remove(&(due, id.clone()));
             self.due_of.remove(&id);
             self.clock = self.clock.max(due);
@@ -356,7 +378,7 @@ impl Room {
                     Rejection::new(RejectCode::MalformedAction, message),
                 );
                 let raw = if raw.len() > 4096 { String::new() } else { raw };
-                self.finish(out, json!({"raw": raw}), events)
+                self.finish(out, Input::Raw(raw), events)
             }
         }
     }

@@ -17,7 +17,7 @@
 //!   run so far (sequence, event, state paths).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ const DEBOUNCE: Duration = Duration::from_millis(30);
 
 /// What the watch loop reacts to.
 enum Msg {
-    Line(String),
+    Line(crate::jsonl::Line),
     Changed(PathBuf),
     InputClosed,
 }
@@ -167,7 +167,11 @@ pub fn watch(opts: &Options) -> Result<(), CliError> {
 
 /// Collects further file events until DEBOUNCE passes quietly; input lines
 /// arriving meanwhile wait until after the reload.
-fn debounce(rx: &Receiver<Msg>, changed: &mut BTreeSet<PathBuf>, queued: &mut Vec<String>) {
+fn debounce(
+    rx: &Receiver<Msg>,
+    changed: &mut BTreeSet<PathBuf>,
+    queued: &mut Vec<crate::jsonl::Line>,
+) {
     loop {
         match rx.recv_timeout(DEBOUNCE) {
             Ok(Msg::Changed(p)) => {
@@ -180,11 +184,14 @@ fn debounce(rx: &Receiver<Msg>, changed: &mut BTreeSet<PathBuf>, queued: &mut Ve
     }
 }
 
+/// Reads standard input as `run` does: lines of any bytes, each at most
+/// `LINE_BYTES_MAX` long (a longer one is consumed without being held, a
+/// non-UTF-8 one is a malformed action) — neither ends the input.
 fn spawn_stdin(tx: Sender<Msg>) {
     std::thread::spawn(move || {
         let stdin = io::stdin();
-        for line in stdin.lock().lines() {
-            let Ok(line) = line else { break };
+        let mut lines = crate::jsonl::Lines::new(stdin.lock(), crate::jsonl::LINE_BYTES_MAX);
+        while let Ok(Some(line)) = lines.next_line() {
             if tx.send(Msg::Line(line)).is_err() {
                 return;
             }
@@ -219,12 +226,13 @@ struct Watching {
 }
 
 impl Watching {
-    fn line(&mut self, line: &str, out: &mut dyn Write) -> io::Result<()> {
-        if line.trim().is_empty() {
-            return Ok(());
+    fn line(&mut self, line: &crate::jsonl::Line, out: &mut dyn Write) -> io::Result<()> {
+        if let crate::jsonl::Line::Bytes(b) = line {
+            if b.iter().all(u8::is_ascii_whitespace) {
+                return Ok(());
+            }
         }
-        self.room
-            .submit_line(&crate::jsonl::Line::Bytes(line.as_bytes().to_vec()), out)?;
+        self.room.submit_line(line, out)?;
         out.flush()
     }
 
@@ -372,11 +380,11 @@ impl Watching {
 
 fn replay_steps(room: &mut Room, steps: &[Step], sink: &mut dyn Write) -> io::Result<()> {
     for step in steps.iter().skip(room.kernel().state().sequence as usize) {
-        match step.action.get("raw").and_then(Value::as_str) {
-            Some(raw) => {
+        match &step.input {
+            crate::room::Input::Raw(raw) => {
                 room.submit_line(&crate::jsonl::Line::Bytes(raw.as_bytes().to_vec()), sink)?
             }
-            None => room.submit_json(step.action.clone(), sink)?,
+            crate::room::Input::Action(action) => room.submit_json(action.clone(), sink)?,
         }
     }
     Ok(())

@@ -282,10 +282,6 @@ fn resumed_rooms_record_and_replay_and_bad_saves_are_refused() {
             Box::new(|d| d["state"]["prompts"]["ask_1"] = json!({"x": 1})),
         ),
         (
-            "before the room clock",
-            Box::new(|d| d["clock"] = json!(999_999)),
-        ),
-        (
             "no scheduled timer",
             Box::new(|d| d["timers"]["nope"] = json!(99999)),
         ),

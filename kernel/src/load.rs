@@ -587,6 +587,30 @@ pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
             };
         }
     }
+    // No container may hold itself through others (a cycle would make
+    // later moves misjudge what holds what).
+    for e in state.entities_sorted() {
+        let mut at = e.placement.clone();
+        let mut steps = 0usize;
+        while let Placement::Container(parent) = at {
+            if parent == e.id {
+                return err(
+                    &format!("entities[\"{}\"]", e.id),
+                    format!(
+                        "\"{}\" is inside itself through its containers (a container cycle)",
+                        e.id
+                    ),
+                );
+            }
+            steps += 1;
+            if steps > state.entity_count() {
+                break;
+            }
+            at = state
+                .entity(&parent)
+                .map_or(Placement::World, |p| p.placement.clone());
+        }
+    }
     // Item lists share the entities' own ids, so the kernel finds an item
     // by pointer before comparing strings.
     let shared: Vec<(crate::state::EntityKey, Vec<Id>)> = state
