@@ -321,6 +321,11 @@ pub struct State {
     /// Seats by id; `None` for an empty seat.
     pub seats: BTreeMap<Id, Option<Id>>,
     pub(crate) entities: SlotMap<EntityKey, Entity>,
+    /// Entities destroyed by the running transaction: out of the index and
+    /// the spatial index and invisible to every accessor, but still in
+    /// their slots until it commits — so a rollback brings each back under
+    /// its own handle and every proxy to it keeps working.
+    pub(crate) buried: Vec<EntityKey>,
     /// Lookup only (never iterated): id → handle.
     pub(crate) index: FxHashMap<Id, EntityKey>,
     /// Stacks by id.
@@ -359,6 +364,7 @@ impl State {
             spatial: Spatial::default(),
             prefabs: BTreeMap::new(),
             seat_order: Vec::new(),
+            buried: Vec::new(),
         }
     }
 
@@ -378,7 +384,7 @@ impl State {
         self.index.insert(id, key);
         if grow {
             // A snap point wider than the grid's cells: rebuild with bigger cells.
-            self.spatial = Spatial::build(self.entities.values());
+            self.spatial = Spatial::build(self.live());
         }
         Some(key)
     }
@@ -392,10 +398,56 @@ impl State {
         Some(e)
     }
 
+    /// Destroys an entity inside a transaction: it leaves the index and the
+    /// spatial index but keeps its slot until [`State::free_buried`].
+    pub(crate) fn bury(&mut self, key: EntityKey) -> bool {
+        if self.is_buried(key) {
+            return false;
+        }
+        let Some(e) = self.entities.get(key) else {
+            return false;
+        };
+        self.index.remove(&e.id);
+        self.spatial.remove(e);
+        self.buried.push(key);
+        true
+    }
+
+    /// Undoes [`State::bury`]: the entity is back under the same handle.
+    pub(crate) fn revive(&mut self, key: EntityKey) {
+        let Some(at) = self.buried.iter().position(|k| *k == key) else {
+            return;
+        };
+        self.buried.swap_remove(at);
+        if let Some(e) = self.entities.get(key) {
+            self.index.insert(e.id.clone(), key);
+            self.spatial.add(e);
+        }
+    }
+
+    /// Frees the slots of the entities the committed transaction destroyed.
+    pub(crate) fn free_buried(&mut self) {
+        for key in std::mem::take(&mut self.buried) {
+            self.entities.remove(key);
+        }
+    }
+
+    fn is_buried(&self, key: EntityKey) -> bool {
+        !self.buried.is_empty() && self.buried.contains(&key)
+    }
+
+    /// Every live entity (slots of buried ones skipped), in slot order.
+    fn live(&self) -> impl Iterator<Item = &Entity> + Clone {
+        self.entities
+            .iter()
+            .filter(|(k, _)| !self.is_buried(*k))
+            .map(|(_, e)| e)
+    }
+
     /// Rebuilds the derived indexes and every zone's members from scratch
     /// (after a room is built).
     pub fn rebuild_indexes(&mut self) {
-        self.spatial = Spatial::build(self.entities.values());
+        self.spatial = Spatial::build(self.live());
         let zones: Vec<Id> = self.spatial.zones().to_vec();
         for zid in zones {
             let members = self.zone_members_fresh(&zid);
@@ -455,8 +507,7 @@ impl State {
             return Vec::new();
         };
         let mut members: Vec<Id> = self
-            .entities
-            .values()
+            .live()
             .filter(|e| State::zone_position(e).is_some_and(|p| State::zone_contains(zone, p)))
             .map(|e| e.id.clone())
             .collect();
@@ -503,7 +554,7 @@ impl State {
                 claim(item, Placement::Stack(sid.clone()))?;
             }
         }
-        for e in self.entities.values() {
+        for e in self.live() {
             let expected = seen.get(&e.id).cloned().unwrap_or(Placement::World);
             if e.placement != expected {
                 return Err(format!(
@@ -529,10 +580,9 @@ impl State {
         }
         // The live grid may keep larger cells than a fresh build would pick
         // (a wide snap point that came and went): compare at its size.
-        let fresh = Spatial::build_with_cell(self.entities.values(), self.spatial.snap_cell());
+        let fresh = Spatial::build_with_cell(self.live(), self.spatial.snap_cell());
         let widest = self
-            .entities
-            .values()
+            .live()
             .filter_map(|e| e.components.snap_point.as_ref().map(|s| s.radius))
             .fold(0.0, f64::max);
         if widest > self.spatial.snap_cell() {
@@ -551,6 +601,9 @@ impl State {
 
     /// The entity behind a handle; `None` once it is gone.
     pub fn get(&self, key: EntityKey) -> Option<&Entity> {
+        if self.is_buried(key) {
+            return None;
+        }
         self.entities.get(key)
     }
 
@@ -561,7 +614,7 @@ impl State {
 
     /// Number of entities.
     pub fn entity_count(&self) -> usize {
-        self.entities.len()
+        self.entities.len() - self.buried.len()
     }
 
     /// Every seat with its occupant, in seat order: the manifest's seats
@@ -581,7 +634,7 @@ impl State {
 
     /// All entities in ascending id order.
     pub fn entities_sorted(&self) -> Vec<&Entity> {
-        let mut all: Vec<&Entity> = self.entities.values().collect();
+        let mut all: Vec<&Entity> = self.live().collect();
         all.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         all
     }
@@ -601,6 +654,9 @@ impl State {
     }
 
     pub(crate) fn entity_mut(&mut self, key: EntityKey) -> Option<&mut Entity> {
+        if self.is_buried(key) {
+            return None;
+        }
         self.entities.get_mut(key)
     }
 
@@ -629,8 +685,7 @@ impl State {
         top.insert(
             "entities".to_owned(),
             Value::Object(
-                self.entities
-                    .values()
+                self.live()
                     .map(|e| (e.id.to_string(), entity_value(e)))
                     .collect(),
             ),

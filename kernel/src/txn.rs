@@ -13,7 +13,6 @@ use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
 use crate::value::Value;
-use rustc_hash::FxHashMap;
 
 /// One reversible change.
 #[derive(Debug)]
@@ -39,9 +38,9 @@ enum Undo {
     Prompt(Id, Option<Prompt>),
     /// An entity added in this transaction (spawn): removed on rollback.
     Inserted(EntityKey),
-    /// An entity removed in this transaction (destroy): put back on
-    /// rollback (under a new handle; ids are what is canonical).
-    Removed(EntityKey, Box<Entity>),
+    /// An entity destroyed in this transaction: its slot is kept until
+    /// commit, so rollback brings it back under the same handle.
+    Removed(EntityKey),
     Timer(Id, Option<Timer>),
     /// A zone gained (`true`) or lost (`false`) this member.
     ZoneMember(EntityKey, Id, bool),
@@ -151,6 +150,7 @@ impl<'s> Txn<'s> {
     pub(crate) fn commit(mut self) -> (Vec<Event>, Buffers) {
         self.finished = true;
         self.undo.clear();
+        self.state.free_buried();
         (std::mem::take(&mut self.events), self.take_buffers())
     }
 
@@ -170,15 +170,12 @@ impl<'s> Txn<'s> {
     }
 
     fn undo_all(&mut self) {
-        // A destroyed entity comes back under a new handle: older records
-        // that name its old handle are translated.
-        let mut remap: FxHashMap<EntityKey, EntityKey> = FxHashMap::default();
+        // A destroyed entity comes back under its own handle (its slot was
+        // kept), so every record names the right entity.
         while let Some(u) = self.undo.pop() {
             let st = &mut *self.state;
-            let m = |k: EntityKey| remap.get(&k).copied().unwrap_or(k);
             match u {
-                Undo::Entity(k0, e) => {
-                    let k = m(k0);
+                Undo::Entity(k, e) => {
                     if let Some(slot) = st.entity_mut(k) {
                         debug_assert_eq!(
                             slot.components.transform, e.components.transform,
@@ -187,22 +184,20 @@ impl<'s> Txn<'s> {
                         *slot = *e;
                     }
                 }
-                Undo::Transform(k, t) => st.replace_transform(m(k), t),
-                Undo::Placement(k0, p) => {
-                    let k = m(k0);
+                Undo::Transform(k, t) => st.replace_transform(k, t),
+                Undo::Placement(k, p) => {
                     if let Some(e) = st.entity_mut(k) {
                         e.placement = p;
                     }
                 }
-                Undo::ZoneMember(k0, id, added) => {
-                    let k = m(k0);
+                Undo::ZoneMember(k, id, added) => {
                     if let Some(z) = st.entity_mut(k).and_then(|e| e.components.zone.as_mut()) {
                         set_member(&mut z.members, &id, !added);
                     }
                 }
                 Undo::Shuffled(k0, mut rng) => {
                     if let Some(c) = st
-                        .entity_mut(m(k0))
+                        .entity_mut(k0)
                         .and_then(|e| e.components.container.as_mut())
                     {
                         rng.unshuffle(&mut c.items);
@@ -210,7 +205,7 @@ impl<'s> Txn<'s> {
                 }
                 Undo::ItemRemoved(k0, i, id) => {
                     if let Some(c) = st
-                        .entity_mut(m(k0))
+                        .entity_mut(k0)
                         .and_then(|e| e.components.container.as_mut())
                     {
                         c.items.insert(i.min(c.items.len()), id);
@@ -218,7 +213,7 @@ impl<'s> Txn<'s> {
                 }
                 Undo::ItemInserted(k0, i) => {
                     if let Some(c) = st
-                        .entity_mut(m(k0))
+                        .entity_mut(k0)
                         .and_then(|e| e.components.container.as_mut())
                     {
                         if i < c.items.len() {
@@ -227,13 +222,9 @@ impl<'s> Txn<'s> {
                     }
                 }
                 Undo::Inserted(k) => {
-                    st.remove_live(m(k));
+                    st.remove_live(k);
                 }
-                Undo::Removed(old, e) => {
-                    if let Some(new) = st.insert_live(*e) {
-                        remap.insert(old, new);
-                    }
-                }
+                Undo::Removed(k) => st.revive(k),
                 Undo::Prompt(id, prev) => {
                     match prev {
                         Some(p) => st.prompts.insert(id, p),
@@ -252,31 +243,27 @@ impl<'s> Txn<'s> {
                         None => st.stacks.remove(&id),
                     };
                 }
-                Undo::Counter(k0, v) => {
-                    let k = m(k0);
+                Undo::Counter(k, v) => {
                     if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
                         c.value = v;
                     }
                 }
                 Undo::DieValue(k0, v) => {
-                    if let Some(d) = st.entity_mut(m(k0)).and_then(|e| e.components.die.as_mut()) {
+                    if let Some(d) = st.entity_mut(k0).and_then(|e| e.components.die.as_mut()) {
                         d.value = v;
                     }
                 }
-                Undo::Flipped(k0, v) => {
-                    let k = m(k0);
+                Undo::Flipped(k, v) => {
                     if let Some(e) = st.entity_mut(k) {
                         e.components.flippable = Some(v);
                     }
                 }
-                Undo::Locked(k0, v) => {
-                    let k = m(k0);
+                Undo::Locked(k, v) => {
                     if let Some(e) = st.entity_mut(k) {
                         e.components.lockable = Some(v);
                     }
                 }
-                Undo::HeldBy(k0, v) => {
-                    let k = m(k0);
+                Undo::HeldBy(k, v) => {
                     if let Some(e) = st.entity_mut(k) {
                         e.held_by = v;
                     }
@@ -458,8 +445,8 @@ impl<'s> Txn<'s> {
 
     /// Removes an entity (its memberships must already be cleaned).
     pub(crate) fn remove_entity(&mut self, key: EntityKey) {
-        if let Some(e) = self.state.remove_live(key) {
-            self.undo.push(Undo::Removed(key, Box::new(e)));
+        if self.state.bury(key) {
+            self.undo.push(Undo::Removed(key));
         }
     }
 

@@ -609,3 +609,34 @@ fn a_guard_mutation_caught_by_pcall_still_fails() {
     );
     assert!(out.accepted(), "{:?}", events(&out));
 }
+
+/// A destroy that is rolled back brings the entity back under its own
+/// handle: older proxies — an entity binding's `self` included — keep
+/// working (they used to say "no longer exists" for the rest of the room).
+#[test]
+fn a_rolled_back_destroy_leaves_older_proxies_working() {
+    let main = "function on_start(e) storage.held = {} end\nfunction on_button_pressed(e)\n  game.entity('card2'):destroy()\n  error('changed my mind')\nend\n";
+    let bound = "function on_entity_flipped(e)\n  storage.flipped = self.flipped\n  storage.id = self.id\nend\n";
+    let (mut k, mut host) = room(&[
+        ("main", main, &[("global", None)]),
+        ("c2", bound, &[("b", Some("card2"))]),
+    ]);
+    start(&mut k, &mut host);
+    let hash = k.state_hash();
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(!out.accepted());
+    assert_eq!(
+        k.state_hash(),
+        hash,
+        "the rolled-back destroy changed the state"
+    );
+    let out = k.process_json(
+        &player("p1", "entity.flip", json!({"entityId": "card2"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(storage(&k, "c2"), json!({"flipped": true, "id": "card2"}));
+}
