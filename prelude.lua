@@ -138,10 +138,52 @@ local function safe_format(fmt, ...)
   return sformat(fmt, unpack(args, 1, n))
 end
 
+-- Library work in C is metered too: the instruction hook never fires inside
+-- a C function, so each library call that walks or builds strings or lists
+-- is charged to the budget by its size — one instruction per BYTE_COST
+-- bytes read or written, one per element moved.
+local BYTE_COST = 32
+
+local function charge(n)
+  if n >= 1 then core.charge(floor(n)) end
+end
+
+local function charge_bytes(n)
+  charge(n / BYTE_COST)
+end
+
+-- Charges the bytes of every string argument, then runs `f` and charges
+-- the bytes of every string it returns.
+local function charge_results(...)
+  local n = 0
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    if type(v) == "string" then n = n + #v end
+  end
+  charge_bytes(n)
+  return ...
+end
+
+local function metered(f)
+  return function(...)
+    local n = 0
+    for i = 1, select("#", ...) do
+      local v = select(i, ...)
+      if type(v) == "string" then n = n + #v end
+    end
+    charge_bytes(n)
+    return charge_results(f(...))
+  end
+end
+
 -- Pattern cost bound. Lua patterns backtrack: every quantified item that has
--- more pattern after it can multiply the work by the subject length, and no
--- instruction hook reaches inside the C matcher. A call whose worst case
--- (n ^ (backtracking items + 1 when unanchored)) exceeds this is refused.
+-- more pattern after it (and every %b, which scans) can multiply the work by
+-- the subject length, and every starting position of an unanchored search
+-- compares up to the whole pattern. No instruction hook reaches inside the
+-- C matcher, so a call whose worst case — n ^ (backtracking items + 1 when
+-- unanchored), times the pattern length (a sixteenth of it once the pattern
+-- backtracks) — exceeds this is refused; the worst case of an allowed call
+-- is charged to the budget. Plain finds cost n × pattern length.
 local PATTERN_COST_MAX = 2e7
 
 local function backtracking_items(p)
@@ -153,7 +195,10 @@ local function backtracking_items(p)
     if c == "%" then
       item_end = i + 1
       local d = ssub(p, i + 1, i + 1)
-      if d == "b" then item_end = i + 3 elseif d == "f" then
+      if d == "b" then
+        item_end = i + 3
+        count = count + 1 -- a balance scans up to the rest of the subject
+      elseif d == "f" then
         local j = sfind(p, "]", i + 3, true)
         item_end = j or len
       end
@@ -188,25 +233,32 @@ local function backtracking_items(p)
 end
 
 local function check_pattern(fname, s, p, init, plain)
-  if plain or type(s) ~= "string" or type(p) ~= "string" then return end
+  if type(s) ~= "string" or type(p) ~= "string" then return end
   local n = #s
   if type(init) == "number" and init > 1 then n = n - init + 1 end
-  if n < 2 then return end
-  local q = backtracking_items(p)
-  if q == 0 then return end
-  local anchored = ssub(p, 1, 1) == "^"
-  local cost = n ^ (q + (anchored and 0 or 1))
+  local m = #p
+  if n < 1 or m < 1 then return end
+  local q, cost = 0, n * m
+  if not plain then
+    q = backtracking_items(p)
+    local anchored = ssub(p, 1, 1) == "^"
+    -- Each backtracking choice retries the rest of the pattern; short
+    -- patterns are dominated by the n-power, long literal tails are not.
+    local tail = q == 0 and m or math.max(1, m / 16)
+    cost = n ^ (q + (anchored and 0 or 1)) * tail
+  end
   if cost > PATTERN_COST_MAX then
     fail("budget", sformat(
-      "string.%s: pattern too costly for a %d-character subject (%d backtracking items); "
-        .. "split the string or simplify the pattern", fname, n, q), 3)
+      "string.%s: pattern too costly for a %d-character subject (a %d-character pattern, %d backtracking items); "
+        .. "split the string or simplify the pattern", fname, n, m, q), 3)
   end
+  charge(cost / BYTE_COST)
 end
 
 local function bounded(fname, f, plain_arg)
   return function(s, p, init, plain, ...)
     check_pattern(fname, s, p, init, plain_arg and plain)
-    return f(s, p, init, plain, ...)
+    return charge_results(f(s, p, init, plain, ...))
   end
 end
 
@@ -230,9 +282,19 @@ local function readonly(name, src)
 end
 
 local SAFE_STRING = {}
-for k, v in raw_pairs(string) do SAFE_STRING[k] = v end
+for k, v in raw_pairs(string) do
+  SAFE_STRING[k] = (k == "len" or k == "packsize") and v or metered(v)
+end
 SAFE_STRING.dump = forbid("string.dump")
-SAFE_STRING.format = safe_format
+SAFE_STRING.format = metered(safe_format)
+-- rep is charged for what it will build, before it builds it.
+SAFE_STRING.rep = function(s, n, sep)
+  if type(s) == "string" and mtype(n) == "integer" and n > 0 then
+    local sl = type(sep) == "string" and #sep or 0
+    charge_bytes((#s + sl) * n)
+  end
+  return srep(s, n, sep)
+end
 SAFE_STRING.find = bounded("find", string.find, true)
 SAFE_STRING.match = bounded("match", string.match, false)
 SAFE_STRING.gmatch = function(s, p, init)
@@ -241,7 +303,7 @@ SAFE_STRING.gmatch = function(s, p, init)
 end
 SAFE_STRING.gsub = function(s, p, r, n)
   check_pattern("gsub", s, p, 1, false)
-  return sgsub(s, p, r, n)
+  return charge_results(sgsub(s, p, r, n))
 end
 
 -- Every string shares one metatable: give it the safe library and hide it.
@@ -402,6 +464,51 @@ local function random(m, n)
   end
   if m > n then error("bad argument to 'random' (interval is empty)", 2) end
   return m + draw("random_below", n - m + 1)
+end
+
+-- Table functions move elements in C: charged per element they touch.
+local SAFE_TABLE = {}
+for k, v in raw_pairs(table) do SAFE_TABLE[k] = v end
+local tinsert, tremove, tmove = table.insert, table.remove, table.move
+local function length(t) return type(t) == "table" and #t or 0 end
+SAFE_TABLE.insert = function(t, ...)
+  local n = select("#", ...)
+  if n == 2 then
+    local pos = ...
+    if mtype(pos) == "integer" then charge(length(t) - pos + 1) end
+  end
+  return tinsert(t, ...)
+end
+SAFE_TABLE.remove = function(t, ...)
+  local pos = ...
+  if mtype(pos) == "integer" then charge(length(t) - pos + 1) end
+  return tremove(t, ...)
+end
+SAFE_TABLE.move = function(a1, f, e, t, a2)
+  if mtype(f) == "integer" and mtype(e) == "integer" then charge(e - f + 1) end
+  return tmove(a1, f, e, t, a2)
+end
+SAFE_TABLE.unpack = function(t, i, j)
+  i = i or 1
+  j = j or length(t)
+  if mtype(i) == "integer" and mtype(j) == "integer" then charge(j - i + 1) end
+  return unpack(t, i, j)
+end
+SAFE_TABLE.sort = function(t, cmp)
+  local n = length(t)
+  if n > 1 then charge(n * math.log(n, 2)) end
+  return sort(t, cmp)
+end
+SAFE_TABLE.concat = function(t, sep, i, j)
+  i = i or 1
+  j = j or length(t)
+  if mtype(i) == "integer" and mtype(j) == "integer" then charge(j - i + 1) end
+  return charge_results(concat(t, sep, i, j))
+end
+
+local SAFE_UTF8 = {}
+for k, v in raw_pairs(utf8) do
+  SAFE_UTF8[k] = type(v) == "function" and metered(v) or v
 end
 
 local SAFE_MATH = {}
@@ -945,9 +1052,9 @@ function P.new_env(spec)
     getmetatable = raw_getmetatable, tonumber = tonumber, tostring = safe_tostring, type = type,
     _VERSION = G._VERSION,
     string = readonly("string", SAFE_STRING),
-    table = readonly("table", table),
+    table = readonly("table", SAFE_TABLE),
     math = readonly("math", SAFE_MATH),
-    utf8 = readonly("utf8", utf8),
+    utf8 = readonly("utf8", SAFE_UTF8),
     coroutine = readonly("coroutine", SAFE_COROUTINE),
     game = GAME,
     random = random,
@@ -967,6 +1074,7 @@ function P.new_env(spec)
       if sbyte(chunk, 1) == 27 then
         fail("sandbox", "binary chunks cannot be loaded", 2)
       end
+      charge_bytes(#chunk)
       return raw_load(chunk, name, "t", chunk_env or env)
     end,
     require = (function()

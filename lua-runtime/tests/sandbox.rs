@@ -48,7 +48,7 @@ fn an_endless_loop_hits_the_instruction_budget() {
 #[test]
 fn a_memory_bomb_hits_the_memory_ceiling() {
     let err = attack(
-        "local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end",
+        "local t = {} local s = ('x'):rep(1000) for i = 1, 1e9 do t[i] = s .. i end",
         "memory",
     );
     assert!(
@@ -639,4 +639,61 @@ fn a_rolled_back_destroy_leaves_older_proxies_working() {
     );
     assert!(out.accepted(), "{:?}", events(&out));
     assert_eq!(storage(&k, "c2"), json!({"flipped": true, "id": "card2"}));
+}
+
+/// Library work in C is charged to the budget by its size, so none of it
+/// can run for long within the instruction budget: each of these used to
+/// run for seconds to days; each now ends as a `budget` error after a
+/// bounded number of bytes (one instruction per 32 bytes built or read,
+/// one per element moved, a pattern's worst case).
+#[test]
+fn library_work_in_c_is_metered() {
+    for body in [
+        // string.rep building 25 MB a time.
+        "for i = 1, 1e9 do local s = string.rep('x', 25000000) end",
+        // A string grown one byte at a time: quadratic copying by `..`.
+        "local s = '' for i = 1, 1e7 do s = s .. 'x' end",
+        // Repeated O(n) string functions on a 1 MB string.
+        "local s = ('x'):rep(1000000) for i = 1, 1e9 do s:upper() end",
+        "local s = ('x'):rep(1000000) for i = 1, 1e9 do s:sub(2) end",
+        // A literal pattern and a balance scan: n × m and n² work per call.
+        "local r = ('a'):rep(100000):match(('a'):rep(50000) .. 'b')",
+        "local r = ('('):rep(100000):find('%b()')",
+        "local r = ('a'):rep(1000000):find(('a'):rep(500000) .. 'b', 1, true)",
+        // Lists moved in C.
+        "local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1e9 do table.insert(t, 1, i) end",
+        "local t = {} for i = 1, 100000 do t[i] = 'xx' end for i = 1, 1e9 do table.concat(t) end",
+        "local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1e9 do table.sort(t) end",
+        "local t = {} for i = 1, 100000 do t[i] = i end for i = 1, 1e9 do local a = {table.unpack(t, 1, 100)} end",
+    ] {
+        let err = attack(body, "budget");
+        assert!(
+            err["message"].as_str().unwrap_or("").contains("budget")
+                || err["message"].as_str().unwrap_or("").contains("too costly"),
+            "{body}: {err}"
+        );
+    }
+}
+
+/// Ordinary string and list work stays cheap: a few hundred short
+/// concatenations and library calls use a small part of the budget.
+#[test]
+fn ordinary_library_use_fits_easily_in_the_budget() {
+    let (mut k, mut host) = room_with(
+        &[(
+            "main",
+            "function on_button_pressed(e)\n  local parts = {}\n  for i = 1, 300 do parts[#parts + 1] = ('card_' .. i):upper() end\n  local s = table.concat(parts, ',')\n  table.sort(parts)\n  storage.n = #s\nend\n",
+            &[("global", None)],
+        )],
+        Limits {
+            instructions_max: 100_000,
+            ..Limits::default()
+        },
+    );
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
 }
