@@ -130,9 +130,15 @@ local function safe_format(fmt, ...)
   local n = select("#", ...)
   local args = pack(...)
   for i = 1, n do
-    local tv = type(args[i])
+    local v = args[i]
+    local tv = type(v)
     if tv == "table" or tv == "function" or tv == "thread" or tv == "userdata" then
-      args[i] = safe_tostring(args[i])
+      args[i] = safe_tostring(v)
+    elseif tv == "number" and (v ~= v or v == math.huge or v == -math.huge)
+      and type(fmt) == "string" and sfind(sgsub(fmt, "%%%%", ""), "%%[-+ #0]*%d*%.?%d*[aAeEfFgG]") then
+      -- The C library spells NaN and the infinities differently by
+      -- platform; tostring (and %s) spell them nan, inf, -inf everywhere.
+      fail("runtime", "string.format: NaN and infinities have no portable form with %a, %e, %f or %g; use %s", 2)
     end
   end
   return sformat(fmt, unpack(args, 1, n))

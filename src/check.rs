@@ -136,7 +136,7 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
                 required.extend(required_names(&source));
                 if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
                     problems.push(Problem {
-                        place: format!("{}:{line}", full.display()),
+                        place: at_line(&full.display().to_string(), line),
                         message: format!("syntax error: {message}"),
                     });
                 }
@@ -185,7 +185,7 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
         if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
             digipology_lua::check_syntax(file, source)
         {
-            let place = format!("{}:{line}", package.dir.join(file).display());
+            let place = at_line(&package.dir.join(file).display().to_string(), line);
             if reached.contains(name) {
                 problems.push(Problem {
                     place,
@@ -223,7 +223,7 @@ fn load_problem(package: &Package, text: &str, e: CliError) -> Problem {
                     line,
                     message,
                 } => (
-                    format!("{}:{line}", dir.join(file).display()),
+                    at_line(&dir.join(file).display().to_string(), *line),
                     format!("syntax error: {message}"),
                 ),
                 digipology_lua::LoadError::Runtime { file, message } => {
@@ -269,6 +269,15 @@ fn required_names(source: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `path:line`, or `path` when the line is unknown (0).
+fn at_line(path: &str, line: u32) -> String {
+    if line == 0 {
+        path.to_owned()
+    } else {
+        format!("{path}:{line}")
+    }
 }
 
 fn line_at(text: &str, pos: usize) -> usize {

@@ -79,10 +79,10 @@ struct RunArgs {
     #[arg(long, default_value_t = room::END_FIRES_MAX)]
     max_end_fires: u64,
     /// Lua instructions one action may run (overrides game.json limits).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     instructions_max: Option<u64>,
     /// Bytes the room's Lua VM may use (overrides game.json limits).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_usize)]
     memory_max: Option<usize>,
     /// Write a save game here when the input ends (the canonical state, the
     /// room clock and pending timers); pending timers do not fire at the
@@ -287,6 +287,14 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         room.kernel().state_hash()
     );
     Ok(())
+}
+
+/// A positive byte count for `--memory-max`.
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s:?} is not a positive number of bytes")),
+    }
 }
 
 fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {

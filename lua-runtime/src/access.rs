@@ -796,15 +796,14 @@ impl Call<'_, '_, '_> {
             }
             Err(r) => {
                 let msg = format!("{action_type} rejected: {r}");
-                self.shared.doom(&msg);
-                let kind = if r.code == digipology_kernel::RejectCode::CascadeLimit {
-                    self.shared.fail(ScriptErrorKind::Budget);
-                    "budget"
+                let (kind, name) = if r.code == digipology_kernel::RejectCode::CascadeLimit {
+                    (ScriptErrorKind::Budget, "budget")
                 } else {
-                    self.shared.fail(ScriptErrorKind::Subcommand);
-                    "subcommand"
+                    (ScriptErrorKind::Subcommand, "subcommand")
                 };
-                refusal(lua, &msg, kind)
+                self.shared.doom(&msg, kind);
+                self.shared.fail(kind);
+                refusal(lua, &msg, name)
             }
         }
     }
@@ -817,7 +816,12 @@ fn field_value(v: &LuaValue, resolve: &Resolve<'_>) -> Result<FieldValue, String
         LuaValue::Nil => FieldValue::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => FieldValue::Null,
         LuaValue::Boolean(b) => FieldValue::Bool(*b),
-        LuaValue::Integer(i) => FieldValue::Num(*i as f64),
+        LuaValue::Integer(i) if i.unsigned_abs() <= 1 << 53 => FieldValue::Num(*i as f64),
+        LuaValue::Integer(i) => {
+            return Err(format!(
+                "the integer {i} is beyond ±2^53, where numbers are exact"
+            ))
+        }
         LuaValue::Number(n) if n.is_finite() => FieldValue::Num(*n),
         LuaValue::String(s) => match s.to_str() {
             Ok(s) => FieldValue::from(&*s),

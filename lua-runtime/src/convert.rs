@@ -68,7 +68,14 @@ pub fn to_json_with(
         LuaValue::Nil => J::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => J::Null,
         LuaValue::Boolean(b) => J::Bool(*b),
-        LuaValue::Integer(i) => J::from(*i),
+        LuaValue::Integer(i) if i.unsigned_abs() <= 1 << 53 => J::from(*i),
+        // Canonical numbers are doubles: a larger integer would silently
+        // become a nearby one.
+        LuaValue::Integer(i) => {
+            return Err(format!(
+                "the integer {i} is beyond ±2^53, where numbers are exact; store it as a string"
+            ))
+        }
         LuaValue::Number(n) => match serde_json::Number::from_f64(*n) {
             Some(num) => J::Number(num),
             None => {

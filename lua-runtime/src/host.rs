@@ -80,7 +80,7 @@ pub type Modules = BTreeMap<String, (String, String)>;
 #[non_exhaustive]
 pub enum LoadError {
     /// A script does not compile.
-    #[error("{file}:{line}: syntax error: {message}")]
+    #[error("{}: syntax error: {message}", place(file, *line))]
     Syntax {
         /// File.
         file: String,
@@ -112,13 +112,22 @@ pub enum LoadError {
     Internal(String),
 }
 
+/// `file:line`, or just `file` when the line is unknown (0).
+fn place(file: &str, line: u32) -> String {
+    if line == 0 {
+        file.to_owned()
+    } else {
+        format!("{file}:{line}")
+    }
+}
+
 /// Flags shared between the host, the hook and native functions.
 #[derive(Debug)]
 pub struct Shared {
     remaining: Cell<i64>,
     exhausted: Cell<bool>,
     fail_kind: Cell<Option<ScriptErrorKind>>,
-    doom: RefCell<Option<String>>,
+    doom: RefCell<Option<(String, ScriptErrorKind)>>,
     log: RefCell<Vec<String>>,
     ids: Cell<u32>,
     /// Lua strings of ids already passed to scripts: pushing one again
@@ -148,11 +157,13 @@ impl Shared {
         }
     }
 
-    /// Records the first rejected subcommand of the transaction.
-    pub fn doom(&self, msg: &str) {
+    /// Records the first rejected subcommand of the transaction, with the
+    /// kind it is reported as (`budget` for the cascade bound, else
+    /// `subcommand`) — the same whether or not the script catches it.
+    pub fn doom(&self, msg: &str, kind: ScriptErrorKind) {
         let mut d = self.doom.borrow_mut();
         if d.is_none() {
-            *d = Some(msg.to_owned());
+            *d = Some((msg.to_owned(), kind));
         }
     }
 
@@ -448,14 +459,14 @@ impl LuaHost {
     fn classify(&self, msg: String) -> (String, Option<u32>, ScriptErrorKind) {
         if self.shared.exhausted.get() {
             let msg = format!(
-                "{BUDGET_MSG} ({} instructions per action)",
+                "{BUDGET_MSG} ({} instructions per action; game.json limits.instructionsMax or run --instructions-max sets it)",
                 self.limits.instructions_max
             );
             return (msg, None, ScriptErrorKind::Budget);
         }
         if msg == "not enough memory" || msg.contains("not enough memory") {
             let msg = format!(
-                "memory limit exceeded ({} bytes per room)",
+                "memory limit exceeded ({} bytes per room; game.json limits.memoryBytesMax or run --memory-max sets it)",
                 self.limits.memory_bytes_max
             );
             return (msg, None, ScriptErrorKind::Memory);
@@ -694,8 +705,10 @@ impl ScriptHost for LuaHost {
                 }
                 Ok((answer, reason)) => {
                     if !matches!(answer, LuaValue::Boolean(true)) {
+                        // A reason is shown to the player: at most
+                        // REASON_BYTES_MAX bytes of it are kept.
                         let reason = match reason {
-                            LuaValue::String(s) => Some(s.to_string_lossy()),
+                            LuaValue::String(s) => Some(truncated(&s.as_bytes())),
                             _ => None,
                         };
                         return Verdict::Deny { reason };
@@ -800,13 +813,13 @@ impl LuaHost {
             return Err(self.failure(b, function, e));
         }
         if ctx.is_doomed() {
-            let msg = self
-                .shared
-                .doom
-                .borrow()
-                .clone()
-                .unwrap_or_else(|| "a subcommand was rejected".into());
-            return Err(self.failure(b, function, (msg, None, ScriptErrorKind::Subcommand)));
+            let (msg, kind) = self.shared.doom.borrow().clone().unwrap_or_else(|| {
+                (
+                    "a subcommand was rejected".into(),
+                    ScriptErrorKind::Subcommand,
+                )
+            });
+            return Err(self.failure(b, function, (msg, None, kind)));
         }
         Ok(())
     }
@@ -992,6 +1005,15 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
 fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
     let message = match e {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
+        // The parser itself ran out of room (nesting too deep for the C
+        // stack): say so plainly, without the traceback mlua appends.
+        mlua::Error::RuntimeError(m) if m.contains("stack overflow") => {
+            return LoadError::Syntax {
+                file: file.to_owned(),
+                line: 0,
+                message: "the script nests too deeply to be read (expressions or blocks thousands of levels deep); flatten it".into(),
+            };
+        }
         other => other.to_string(),
     };
     let line = line_of(&message).unwrap_or(0);
@@ -1006,6 +1028,25 @@ fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
         line,
         message,
     }
+}
+
+/// Longest guard reason kept, in bytes (a longer one is cut at a character
+/// boundary and marked with `…`).
+pub const REASON_BYTES_MAX: usize = 1000;
+
+/// The first [`REASON_BYTES_MAX`] bytes of `bytes` as text, cut at a
+/// character boundary.
+fn truncated(bytes: &[u8]) -> String {
+    if bytes.len() <= REASON_BYTES_MAX {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut end = REASON_BYTES_MAX;
+    while end > 0 && (bytes[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    let mut s = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    s.push('…');
+    s
 }
 
 /// Removes the stored record `storage["@runtime"][section][id]`, if any

@@ -697,3 +697,121 @@ fn ordinary_library_use_fits_easily_in_the_budget() {
     );
     assert!(out.accepted(), "{:?}", events(&out));
 }
+
+/// A guard's reason is shown to the player: a 30 MB reason is cut to 1,000
+/// bytes (at a character boundary), so it cannot make a 30 MB event.
+#[test]
+fn a_huge_guard_reason_is_cut() {
+    let (mut k, mut host) =
+        global("function can_press(player, button)\n  return false, ('é'):rep(15000000)\nend\n");
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    let evs = events(&out);
+    let msg = evs[0].1["message"].as_str().unwrap_or("").to_owned();
+    assert_eq!(evs[0].1["code"], json!("guard_denied"));
+    assert!(msg.len() <= 1003, "{} bytes", msg.len());
+    assert!(
+        msg.ends_with('…') && msg.starts_with("éé"),
+        "{}",
+        &msg[..20]
+    );
+}
+
+/// Integers beyond ±2^53 are not silently rounded into storage or a
+/// payload: storing one is a clear error.
+#[test]
+fn integers_beyond_two_to_the_53_are_refused() {
+    let err = attack("storage.big = 9007199254740993", "runtime");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("2^53"),
+        "{err}"
+    );
+    attack("game.entity('score'):add(9007199254740993)", "runtime");
+    let (_, _, st) = {
+        let (mut k, mut host) = global("function on_button_pressed(e) storage.ok = 9007199254740992 storage.neg = -9007199254740992 end\n");
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(
+        st,
+        json!({"ok": 9007199254740992_i64, "neg": -9007199254740992_i64})
+    );
+}
+
+/// The cascade bound is a `budget` error whether or not the script catches
+/// the refused subcommand with pcall.
+#[test]
+fn the_cascade_bound_is_budget_with_or_without_pcall() {
+    for wrap in ["x()", "pcall(x)"] {
+        let src = format!(
+            "function on_counter_changed(e)\n  local function x() game.entity('score'):add(1) end\n  {wrap}\nend\nfunction on_button_pressed(e) game.entity('score'):add(1) end\n"
+        );
+        let (mut k, mut host) = room_with(
+            &[("main", &src, &[("global", None)])],
+            Limits {
+                instructions_max: 100_000_000,
+                ..Limits::default()
+            },
+        );
+        start(&mut k, &mut host);
+        script_error(
+            &mut k,
+            &mut host,
+            player("p1", "button.press", json!({"entityId": "btn"})),
+            "budget",
+        );
+    }
+}
+
+/// NaN and the infinities print the same on every platform, and
+/// string.format refuses them where the C library would choose the text.
+#[test]
+fn nan_and_infinity_have_one_spelling() {
+    let (_, _, st) = {
+        let (mut k, mut host) = global(
+            "function on_button_pressed(e)\n  storage.t = {tostring(0/0), tostring(-(0/0)), tostring(1/0), tostring(-1/0), (0/0) .. '', ('%s'):format(0/0), ('%5.1f'):format(2.25)}\n  storage.f = select(2, pcall(string.format, '%f', 0/0))\nend\n",
+        );
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(
+        st["t"],
+        json!(["nan", "nan", "inf", "-inf", "nan", "nan", "  2.2"])
+    );
+    assert!(
+        st["f"].as_str().unwrap_or("").contains("no portable form"),
+        "{st}"
+    );
+}
+
+/// A script nested too deeply for the parser is a clear load error naming
+/// the file, without a traceback.
+#[test]
+fn a_script_nested_too_deeply_is_a_clear_load_error() {
+    let src = format!(
+        "local x = {}1{}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let err = match try_room(&[("main", &src, &[("global", None)])], Limits::default()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("loaded"),
+    };
+    assert!(err.contains("nests too deeply"), "{err}");
+    assert!(!err.contains("traceback"), "{err}");
+}

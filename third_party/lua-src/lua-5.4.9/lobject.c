@@ -357,6 +357,16 @@ static int tostringbuff (TValue *obj, char *buff) {
   lua_assert(ttisnumber(obj));
   if (ttisinteger(obj))
     len = lua_integer2str(buff, MAXNUMBER2STR, ivalue(obj));
+  else if (fltvalue(obj) != fltvalue(obj)) {  /* Digipology: NaN */
+    /* the C library writes "nan", "-nan" or "nan(...)" by platform */
+    len = 3;
+    memcpy(buff, "nan", 3);
+  }
+  else if (fltvalue(obj) == HUGE_VAL || fltvalue(obj) == -HUGE_VAL) {
+    /* Digipology: one spelling of the infinities on every platform */
+    len = (fltvalue(obj) > 0) ? 3 : 4;
+    memcpy(buff, (fltvalue(obj) > 0) ? "inf" : "-inf", len);
+  }
   else {
     len = lua_number2str(buff, MAXNUMBER2STR, fltvalue(obj));
     if (buff[strspn(buff, "-0123456789")] == '\0') {  /* looks like an int? */
