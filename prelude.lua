@@ -147,8 +147,12 @@ end
 -- Library work in C is metered too: the instruction hook never fires inside
 -- a C function, so each library call that walks or builds strings or lists
 -- is charged to the budget by its size — one instruction per BYTE_COST
--- bytes read or written, one per element moved.
-local BYTE_COST = 32
+-- bytes read or written, one per element moved, LOAD_COST per byte of
+-- source compiled (measured so that a budget's worth of any of them costs
+-- about what a budget of Lua instructions does). The pattern matcher and
+-- the `..` operator charge their own work from C (third_party/lua-src).
+local BYTE_COST = 4
+local LOAD_COST = 2
 
 local function charge(n)
   if n >= 1 then core.charge(floor(n)) end
@@ -184,12 +188,10 @@ end
 
 -- Pattern cost bound. Lua patterns backtrack: every quantified item that has
 -- more pattern after it (and every %b, which scans) can multiply the work by
--- the subject length, and every starting position of an unanchored search
--- compares up to the whole pattern. No instruction hook reaches inside the
--- C matcher, so a call whose worst case — n ^ (backtracking items + 1 when
--- unanchored), times the pattern length (a sixteenth of it once the pattern
--- backtracks) — exceeds this is refused; the worst case of an allowed call
--- is charged to the budget. Plain finds cost n × pattern length.
+-- the subject length. The matcher charges the budget for every step it
+-- takes (third_party/lua-src), so no call can run long; a call whose worst
+-- case (n ^ (backtracking items + 1 when unanchored)) is far out of reach is
+-- refused at once with a message that says why.
 local PATTERN_COST_MAX = 2e7
 
 local function backtracking_items(p)
@@ -239,26 +241,19 @@ local function backtracking_items(p)
 end
 
 local function check_pattern(fname, s, p, init, plain)
-  if type(s) ~= "string" or type(p) ~= "string" then return end
+  if plain or type(s) ~= "string" or type(p) ~= "string" then return end
   local n = #s
   if type(init) == "number" and init > 1 then n = n - init + 1 end
-  local m = #p
-  if n < 1 or m < 1 then return end
-  local q, cost = 0, n * m
-  if not plain then
-    q = backtracking_items(p)
-    local anchored = ssub(p, 1, 1) == "^"
-    -- Each backtracking choice retries the rest of the pattern; short
-    -- patterns are dominated by the n-power, long literal tails are not.
-    local tail = q == 0 and m or math.max(1, m / 16)
-    cost = n ^ (q + (anchored and 0 or 1)) * tail
-  end
+  if n < 2 then return end
+  local q = backtracking_items(p)
+  if q == 0 then return end
+  local anchored = ssub(p, 1, 1) == "^"
+  local cost = n ^ (q + (anchored and 0 or 1))
   if cost > PATTERN_COST_MAX then
     fail("budget", sformat(
-      "string.%s: pattern too costly for a %d-character subject (a %d-character pattern, %d backtracking items); "
-        .. "split the string or simplify the pattern", fname, n, m, q), 3)
+      "string.%s: pattern too costly for a %d-character subject (%d backtracking items); "
+        .. "split the string or simplify the pattern", fname, n, q), 3)
   end
-  charge(cost / BYTE_COST)
 end
 
 local function bounded(fname, f, plain_arg)
@@ -1080,7 +1075,7 @@ function P.new_env(spec)
       if sbyte(chunk, 1) == 27 then
         fail("sandbox", "binary chunks cannot be loaded", 2)
       end
-      charge_bytes(#chunk)
+      charge(#chunk * LOAD_COST)
       return raw_load(chunk, name, "t", chunk_env or env)
     end,
     require = (function()

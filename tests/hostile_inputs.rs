@@ -220,3 +220,48 @@ fn watch_keeps_reading_after_a_non_utf8_line() {
         "{seen:#?}"
     );
 }
+
+/// Rule: a record carries the limits it ran under, so a room that ran out
+/// of budget under `--instructions-max` replays identically (it used to
+/// replay with the default budget and report a false divergence).
+#[test]
+fn a_record_replays_under_its_own_limits() {
+    let game = game_with_script("record-limits", "scripts/main.lua");
+    write(
+        &game,
+        "scripts/main.lua",
+        b"function on_button_pressed(e) local n = 0 for i = 1, 20000 do n = n + i end storage.n = n end\n",
+    );
+    let dir = game.parent().expect("dir").to_path_buf();
+    let actions = write(
+        &dir,
+        "a.jsonl",
+        br#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"p"}}
+{"type":"button.press","source":{"kind":"player","playerId":"p"},"payload":{"entityId":"b"}}
+"#,
+    );
+    let record = dir.join("rec.jsonl");
+    let out = run(
+        &[
+            "run",
+            game.to_str().expect("path"),
+            "--actions",
+            actions.to_str().expect("path"),
+            "--record",
+            record.to_str().expect("path"),
+            "--instructions-max",
+            "5000",
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\"kind\":\"budget\""),
+        "the press ran out of budget"
+    );
+    let replay = run(&["replay", record.to_str().expect("path")], b"");
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "{said}");
+}

@@ -644,7 +644,7 @@ fn a_rolled_back_destroy_leaves_older_proxies_working() {
 /// Library work in C is charged to the budget by its size, so none of it
 /// can run for long within the instruction budget: each of these used to
 /// run for seconds to days; each now ends as a `budget` error after a
-/// bounded number of bytes (one instruction per 32 bytes built or read,
+/// bounded number of bytes (one instruction per 4 bytes built or read,
 /// one per element moved, a pattern's worst case).
 #[test]
 fn library_work_in_c_is_metered() {
@@ -814,4 +814,18 @@ fn a_script_nested_too_deeply_is_a_clear_load_error() {
     };
     assert!(err.contains("nests too deeply"), "{err}");
     assert!(!err.contains("traceback"), "{err}");
+}
+
+/// Neighbours of the metered functions: a replacement that multiplies a
+/// string, UTF-8 scans, compiling text with `load` — all charged by size.
+#[test]
+fn more_library_work_is_metered() {
+    for body in [
+        "local s = ('x'):rep(100000) for i = 1, 1e9 do local r = s:gsub('x', 'yy') end",
+        "local s = ('é'):rep(500000) for i = 1, 1e9 do utf8.len(s) end",
+        "local src = 'return ' .. ('1+'):rep(200000) .. '1' for i = 1, 1e9 do load(src) end",
+        "local s = ('x'):rep(1000000) for i = 1, 1e9 do local a = ('%s%s'):format(s, s) end",
+    ] {
+        attack(body, "budget");
+    }
 }

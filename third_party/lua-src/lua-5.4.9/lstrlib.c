@@ -355,7 +355,21 @@ static const luaL_Reg stringmetamethods[] = {
 #define CAP_POSITION	(-2)
 
 
+/*
+** Digipology: the matcher charges its steps to the count hook (the
+** instruction budget), one instruction per DIGI_MATCH_STEPS steps, in
+** batches of 64 steps — a backtracking pattern or a balance scan that
+** would take seconds ends as a budget error instead. (A step costs about
+** half of what a Lua instruction does.) luaV_digicharge is in lvm.c.
+*/
+LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
+#define DIGI_MATCH_STEPS 2
+#define DIGI_STEP(ms) \
+  { if (l_unlikely((++(ms)->digi_steps & 63) == 0)) \
+      luaV_digicharge((ms)->L, 64 / DIGI_MATCH_STEPS); }
+
 typedef struct MatchState {
+  unsigned int digi_steps;  /* Digipology: steps since the last charge */
   const char *src_init;  /* init of source string */
   const char *src_end;  /* end ('\0') of source string */
   const char *p_end;  /* end ('\0') of pattern */
@@ -493,6 +507,7 @@ static const char *matchbalance (MatchState *ms, const char *s,
     int e = *(p+1);
     int cont = 1;
     while (++s < ms->src_end) {
+      DIGI_STEP(ms);
       if (*s == e) {
         if (--cont == 0) return s+1;
       }
@@ -506,8 +521,10 @@ static const char *matchbalance (MatchState *ms, const char *s,
 static const char *max_expand (MatchState *ms, const char *s,
                                  const char *p, const char *ep) {
   ptrdiff_t i = 0;  /* counts maximum expand for item */
-  while (singlematch(ms, s + i, p, ep))
+  while (singlematch(ms, s + i, p, ep)) {
+    DIGI_STEP(ms);
     i++;
+  }
   /* keeps trying to match with the maximum repetitions */
   while (i>=0) {
     const char *res = match(ms, (s+i), ep+1);
@@ -571,6 +588,7 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
   if (l_unlikely(ms->matchdepth-- == 0))
     luaL_error(ms->L, "pattern too complex");
   init: /* using goto to optimize tail recursion */
+  DIGI_STEP(ms);
   if (p != ms->p_end) {  /* end of pattern? */
     switch (*p) {
       case '(': {  /* start capture */
@@ -670,15 +688,21 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
 
 
 
-static const char *lmemfind (const char *s1, size_t l1,
+static const char *lmemfind (lua_State *L, const char *s1, size_t l1,
                                const char *s2, size_t l2) {
   if (l2 == 0) return s1;  /* empty strings are everywhere */
   else if (l2 > l1) return NULL;  /* avoids a negative 'l1' */
   else {
     const char *init;  /* to search for a '*s2' inside 's1' */
+    size_t work = 0;  /* Digipology: bytes compared since the last charge */
     l2--;  /* 1st char will be checked by 'memchr' */
     l1 = l1-l2;  /* 's2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
+      work += (size_t)(init - s1) + l2 + 1;
+      if (work >= 4096) {  /* Digipology: one instruction per 16 bytes */
+        luaV_digicharge(L, work / 16);
+        work = 0;
+      }
       init++;   /* 1st char is already checked */
       if (memcmp(init, s2+1, l2) == 0)
         return init-1;
@@ -757,6 +781,7 @@ static int nospecials (const char *p, size_t l) {
 static void prepstate (MatchState *ms, lua_State *L,
                        const char *s, size_t ls, const char *p, size_t lp) {
   ms->L = L;
+  ms->digi_steps = 0;
   ms->src_init = s;
   ms->src_end = s + ls;
   ms->p_end = p + lp;
@@ -781,7 +806,7 @@ static int str_find_aux (lua_State *L, int find) {
   /* explicit request or no special characters? */
   if (find && (lua_toboolean(L, 4) || nospecials(p, lp))) {
     /* do a plain search */
-    const char *s2 = lmemfind(s + init, ls - init, p, lp);
+    const char *s2 = lmemfind(L, s + init, ls - init, p, lp);
     if (s2) {
       lua_pushinteger(L, (s2 - s) + 1);
       lua_pushinteger(L, (s2 - s) + lp);

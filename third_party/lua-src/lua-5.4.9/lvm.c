@@ -654,19 +654,21 @@ static void copy2buff (StkId top, int n, char *buff) {
 ** fires that much sooner (and is called here when the charge reaches it),
 ** so an instruction budget kept by the hook also bounds the work of
 ** `s = s .. x` loops, which no hook could see inside one instruction.
+** luaV_digicharge(L, n) charges n instructions; the pattern matcher in
+** lstrlib.c uses it too.
 */
-#define DIGI_CONCAT_BYTES 32
+#define DIGI_CONCAT_BYTES 64
 
-static void digi_charge (lua_State *L, size_t bytes) {
-  size_t units = bytes / DIGI_CONCAT_BYTES;
+void luaV_digicharge (lua_State *L, size_t units) {
   if (!(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
     return;
   while (units > 0) {
-    if (L->hookcount > 1 && units < (size_t)(L->hookcount - 1)) {
+    size_t left = (L->hookcount > 0) ? (size_t)L->hookcount : 0;
+    if (left > units) {  /* the hook fires 'units' instructions sooner */
       L->hookcount -= (int)units;
       return;
     }
-    units -= (L->hookcount > 0) ? (size_t)L->hookcount : 0;
+    units -= left;  /* the charge reaches the hook: run it now */
     resethookcount(L);
     luaD_hook(L, LUA_HOOKCOUNT, -1, 0, 0);
   }
@@ -700,7 +702,8 @@ void luaV_concat (lua_State *L, int total) {
         }
         tl += l;
       }
-      digi_charge(L, tl);  /* Digipology: may run the hook (and raise) */
+      /* Digipology: may run the hook (and raise) */
+      luaV_digicharge(L, tl / DIGI_CONCAT_BYTES);
       top = L->top.p;  /* the hook may have moved the stack */
       if (tl <= LUAI_MAXSHORTLEN) {  /* is result a short string? */
         char buff[LUAI_MAXSHORTLEN];
