@@ -95,7 +95,7 @@ local function sorted_pairs(t)
     i = i + 1
     local k = keys[i]
     if k ~= nil then return k, t[k] end
-  end, t, nil
+  end, nil, nil  -- no state: the table walked may be a private one
 end
 
 local function safe_tostring(v)
@@ -258,6 +258,7 @@ end
 
 local function bounded(fname, f, plain_arg)
   return function(s, p, init, plain, ...)
+    charge_bytes((type(s) == "string" and #s or 0) + (type(p) == "string" and #p or 0))
     check_pattern(fname, s, p, init, plain_arg and plain)
     return charge_results(f(s, p, init, plain, ...))
   end
@@ -284,15 +285,16 @@ end
 
 local SAFE_STRING = {}
 for k, v in raw_pairs(string) do
-  SAFE_STRING[k] = (k == "len" or k == "packsize") and v or metered(v)
+  SAFE_STRING[k] = k == "len" and v or metered(v)
 end
 SAFE_STRING.dump = forbid("string.dump")
 SAFE_STRING.format = metered(safe_format)
 -- rep is charged for what it will build, before it builds it.
 SAFE_STRING.rep = function(s, n, sep)
-  if type(s) == "string" and mtype(n) == "integer" and n > 0 then
-    local sl = type(sep) == "string" and #sep or 0
-    charge_bytes((#s + sl) * n)
+  local count = tonumber(n)
+  if (type(s) == "string" or type(s) == "number") and count and count > 0 then
+    local sl = (type(sep) == "string" or type(sep) == "number") and #raw_tostring(sep) or 0
+    charge_bytes((#raw_tostring(s) + sl) * count)
   end
   return srep(s, n, sep)
 end
@@ -442,6 +444,9 @@ end
 SAFE_COROUTINE.resume = function(co, ...)
   return reraise(coroutine.resume(co, ...))
 end
+SAFE_COROUTINE.close = function(co)
+  return reraise(coroutine.close(co))
+end
 
 ----------------------------------------------------------------------------
 -- Canonical randomness
@@ -467,49 +472,30 @@ local function random(m, n)
   return m + draw("random_below", n - m + 1)
 end
 
--- Table functions move elements in C: charged per element they touch.
+-- Table functions charge each element they read from C (third_party/lua-src,
+-- ltablib.c); concat is also charged for the bytes it builds.
 local SAFE_TABLE = {}
 for k, v in raw_pairs(table) do SAFE_TABLE[k] = v end
-local tinsert, tremove, tmove = table.insert, table.remove, table.move
-local function length(t) return type(t) == "table" and #t or 0 end
-SAFE_TABLE.insert = function(t, ...)
-  local n = select("#", ...)
-  if n == 2 then
-    local pos = ...
-    if mtype(pos) == "integer" then charge(length(t) - pos + 1) end
-  end
-  return tinsert(t, ...)
-end
-SAFE_TABLE.remove = function(t, ...)
-  local pos = ...
-  if mtype(pos) == "integer" then charge(length(t) - pos + 1) end
-  return tremove(t, ...)
-end
-SAFE_TABLE.move = function(a1, f, e, t, a2)
-  if mtype(f) == "integer" and mtype(e) == "integer" then charge(e - f + 1) end
-  return tmove(a1, f, e, t, a2)
-end
-SAFE_TABLE.unpack = function(t, i, j)
-  i = i or 1
-  j = j or length(t)
-  if mtype(i) == "integer" and mtype(j) == "integer" then charge(j - i + 1) end
-  return unpack(t, i, j)
-end
-SAFE_TABLE.sort = function(t, cmp)
-  local n = length(t)
-  if n > 1 then charge(n * math.log(n, 2)) end
-  return sort(t, cmp)
-end
-SAFE_TABLE.concat = function(t, sep, i, j)
-  i = i or 1
-  j = j or length(t)
-  if mtype(i) == "integer" and mtype(j) == "integer" then charge(j - i + 1) end
-  return charge_results(concat(t, sep, i, j))
+SAFE_TABLE.concat = function(...)
+  return charge_results(concat(...))
 end
 
 local SAFE_UTF8 = {}
 for k, v in raw_pairs(utf8) do
   SAFE_UTF8[k] = type(v) == "function" and metered(v) or v
+end
+-- The iterator utf8.codes returns is C too: each call is charged for the
+-- bytes it stepped over (to the end of the string when it finishes).
+local ucodes = utf8.codes
+SAFE_UTF8.codes = function(s, lax)
+  charge_bytes(type(s) == "string" and #s or 0)
+  local f, st, c = ucodes(s, lax)
+  return function(a, i)
+    local j, code = f(a, i)
+    local len = type(a) == "string" and #a or 0
+    charge_bytes((j or len) - (tonumber(i) or 0))
+    return j, code
+  end, st, c
 end
 
 local SAFE_MATH = {}
@@ -1087,6 +1073,7 @@ function P.new_env(spec)
         if not src then
           fail("sandbox", "require can only load the game's own scripts (no module '" .. name .. "')", 2)
         end
+        charge(#src[2] * LOAD_COST)
         local f, err = raw_load(src[2], "=" .. src[1], "t", env)
         if not f then error(err, 2) end
         local r = f(name)
@@ -1127,6 +1114,23 @@ function P.lookup(defs, name)
   if type(f) == "function" then return f end
 end
 
+-- A table in event data (settings, item lists) is built once per event and
+-- handed to every handler: each handler gets its own copy, so one script
+-- cannot change what another sees.
+local function own(v, depth)
+  if type(v) ~= "table" then return v end
+  local c = {}
+  for k, x in next, v do c[k] = (depth < 64) and own(x, depth + 1) or x end
+  return c
+end
+
+local function owned_data(data)
+  for k, v in next, data do
+    if type(v) == "table" then data[k] = own(v, 1) end
+  end
+  return data
+end
+
 -- Guard arguments are proxies reused across calls (they are read-only, and
 -- every use of an entity proxy re-checks its handle against the live entity,
 -- so reuse can never reach a different entity).
@@ -1148,6 +1152,9 @@ function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
     e = entity_proxy(entity_id, entity_key)
     guard_entities[entity_id] = e
   end
+  -- A drop's transform table is handed to every can_drop guard: each gets
+  -- its own copy.
+  if transform ~= nil then transform = own(transform, 1) end
   return f(p, e, transform)
 end
 
@@ -1182,7 +1189,7 @@ function P.handle(f, event_type, seq, action_id, n, ...)
   elseif n <= 8 then data = { [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }
   else data = fill({ [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }, select(9, ...))
   end
-  local ev = { type = event_type, seq = seq, actionId = action_id, data = data }
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(data) }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
   return f(ev)
 end
@@ -1190,7 +1197,7 @@ end
 -- A stored callback: a prompt's answer or a timer's data first, then the
 -- event.
 function P.callback(f, value, event_type, seq, action_id, n, ...)
-  local ev = { type = event_type, seq = seq, actionId = action_id, data = fill({}, ...) }
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(fill({}, ...)) }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
   return f(value, ev)
 end

@@ -222,6 +222,13 @@ impl Package {
     pub fn modules(&self) -> Modules {
         let mut out = Modules::new();
         let root = self.dir.join("scripts");
+        // A scripts folder that is a link leading out of the game folder
+        // offers no modules.
+        if let (Ok(real), Ok(game)) = (root.canonicalize(), self.dir.canonicalize()) {
+            if !real.starts_with(&game) {
+                return out;
+            }
+        }
         let mut stack = vec![root.clone()];
         while let Some(dir) = stack.pop() {
             let Ok(entries) = fs::read_dir(&dir) else {

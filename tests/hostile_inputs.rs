@@ -265,3 +265,53 @@ fn a_record_replays_under_its_own_limits() {
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "{said}");
 }
+
+/// Rule: a `scripts` folder that is a link leading out of the game folder
+/// offers no modules: `require` cannot read files outside the game.
+#[test]
+fn a_linked_scripts_folder_cannot_leak_files() {
+    let dir = scratch("linked-scripts");
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    write(&outside, "leak.lua", b"return 'SECRET'\n");
+    let game = dir.join("g");
+    std::fs::create_dir_all(game.join("rules")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, game.join("scripts")).expect("symlink");
+    write(
+        &game,
+        "game.json",
+        json!({"id": "g", "seats": ["a"], "entities": [{"id": "b", "components": {"button": {}}}],
+               "scripts": [{"id": "main", "file": "rules/main.lua"}]})
+        .to_string()
+        .as_bytes(),
+    );
+    write(
+        &game,
+        "rules/main.lua",
+        b"function on_button_pressed(e) storage.got = require('leak') end\n",
+    );
+    let actions = write(
+        &dir,
+        "a.jsonl",
+        br#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"p"}}
+{"type":"button.press","source":{"kind":"player","playerId":"p"},"payload":{"entityId":"b"}}
+"#,
+    );
+    let out = run(
+        &[
+            "run",
+            game.to_str().expect("path"),
+            "--actions",
+            actions.to_str().expect("path"),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(
+        text.contains("require can only load the game's own scripts"),
+        "{text}"
+    );
+}

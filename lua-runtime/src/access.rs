@@ -543,11 +543,12 @@ impl Call<'_, '_, '_> {
         Ok(v)
     }
 
-    fn storage_node(&self, args: &MultiValue) -> Option<Value> {
+    /// The storage value at a path, borrowed (a read copies nothing).
+    fn storage_node(&self, args: &MultiValue) -> Option<&Value> {
         let script = arg_str(args, 1)?;
         let path = path_of(&arg(args, 2)).ok()?;
         let root = self.state().storage.get(&script)?;
-        walk(root, &path).cloned()
+        walk(root, &path)
     }
 
     /// The canonical contents a `storage` node stands for (its metatable
@@ -599,7 +600,7 @@ impl Call<'_, '_, '_> {
                 LuaValue::Nil,
                 LuaValue::Boolean(true),
             ])),
-            Some(v) => ret(to_lua(lua, &v)?),
+            Some(v) => ret(to_lua(lua, v)?),
             None => ret(LuaValue::Nil),
         }
     }

@@ -40,6 +40,14 @@ pub fn number(n: f64) -> LuaValue {
     }
 }
 
+/// Most values one conversion writes out.
+pub const VALUES_MAX: usize = 1_000_000;
+
+thread_local! {
+    /// Values written by the conversion running on this thread.
+    static VALUES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Resolves a table that stands for canonical data held elsewhere (a
 /// `storage` node) to that data; `None` for an ordinary table.
 /// It gets the table and the nesting depth it sits at.
@@ -64,6 +72,20 @@ pub fn to_json_with(
     resolve: &Resolve<'_>,
 ) -> Result<serde_json::Value, String> {
     use serde_json::Value as J;
+    if depth == 0 {
+        VALUES.with(|n| n.set(0));
+    }
+    // A table that holds the same table twice, nested 40 times, is 2^40
+    // values once written out: count what is written, not what is held.
+    let written = VALUES.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    if written > VALUES_MAX {
+        return Err(format!(
+            "a value may hold at most {VALUES_MAX} values (a table stored in several places counts each time)"
+        ));
+    }
     Ok(match v {
         LuaValue::Nil => J::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => J::Null,

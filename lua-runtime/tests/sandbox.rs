@@ -59,14 +59,37 @@ fn a_memory_bomb_hits_the_memory_ceiling() {
 
 #[test]
 fn string_rep_of_two_to_the_forty_fails_at_once() {
-    // Lua refuses the size before allocating; a size that passes that check
-    // runs into the memory ceiling instead.
-    let err = attack("local s = ('x'):rep(2^40)", "runtime");
+    // rep is charged for what it would build before it builds it: 2^40
+    // bytes is far over the budget, so nothing is allocated; a size within
+    // the budget runs into the memory ceiling instead.
+    let err = attack("local s = ('x'):rep(2^40)", "budget");
     assert!(
-        err["message"].as_str().unwrap_or("").contains("too large"),
+        err["message"].as_str().unwrap_or("").contains("budget"),
         "{err}"
     );
-    attack("local s = ('x'):rep(2^30)", "memory");
+    let (mut k, mut host) = room_with(
+        &[(
+            "main",
+            "function on_button_pressed(event)
+  if event.data.entityId ~= 'btn' then return end
+  game.entity('score'):add(1)
+  local s = ('x'):rep(2^30)
+end
+",
+            &[("global", None)],
+        )],
+        Limits {
+            instructions_max: 1_000_000_000,
+            ..Limits::default()
+        },
+    );
+    start(&mut k, &mut host);
+    script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        "memory",
+    );
 }
 
 #[test]
@@ -828,4 +851,142 @@ fn more_library_work_is_metered() {
     ] {
         attack(body, "budget");
     }
+}
+
+/// `pairs` over a runtime table (game, _G, a library) hands out no private
+/// table as its state: nothing is reachable to change what another script
+/// sees.
+#[test]
+fn pairs_over_runtime_tables_hands_out_nothing_private() {
+    let a = "function on_button_pressed(e)\n  for _, t in ipairs({game, _G, math, string, table}) do\n    local _, g = pairs(t)\n    if type(g) == 'table' then pcall(function() g.entity = function() return 'evil' end g.floor = nil end) end\n  end\nend\n";
+    let b = "function on_button_pressed(e)\n  storage.entity = type(game.entity('card'))\n  storage.floor = math.floor(2.5)\nend\n";
+    let (mut k, mut host) = room(&[("a", a, &[("global", None)]), ("b", b, &[("global", None)])]);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(storage(&k, "b"), json!({"entity": "table", "floor": 2}));
+    let (_, _, st) = {
+        let (mut k, mut host) = global(
+            "function on_button_pressed(e) local _, s = pairs(game) storage.state = type(s) end\n",
+        );
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(st, json!({"state": "nil"}));
+}
+
+/// A table holding the same table twice, nested 40 times, is 2^40 values
+/// once written out: the conversion counts what it writes and stops.
+#[test]
+fn a_shared_subtable_cannot_multiply_into_a_huge_value() {
+    for body in [
+        "local a = {} for i = 1, 40 do a = {a, a} end storage.x = a",
+        "local a = {1} for i = 1, 40 do a = {a, a} end game.spawn('token', {props = {x = a}})",
+        "local a = {1} for i = 1, 40 do a = {a, a} end timer.after(10, 'f', a)",
+    ] {
+        let err = attack(body, "runtime");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("at most 1000000 values"),
+            "{body}: {err}"
+        );
+    }
+}
+
+/// Table functions charge every element they read, whatever their
+/// arguments (floats, strings) or a `__len` that changes its answer.
+#[test]
+fn table_functions_are_metered_whatever_their_arguments() {
+    for body in [
+        "table.move({}, 1, 3e8, 1)",
+        "table.move({}, 1.0, 1e15, 1)",
+        "local t = setmetatable({}, {__len = function() return 2^40 end}) table.insert(t, 1, 1)",
+        "local t = {} for i = 1, 1000 do t[i] = i end for i = 1, 1e9 do table.unpack(t, 1.0, 1000.0) end",
+        "local t = {} for i = 1, 100000 do t[i] = 'x' end for i = 1, 1e9 do table.concat(t, '', 1.0) end",
+    ] {
+        attack(body, "budget");
+    }
+}
+
+/// Comparing, converting and sizing long strings is charged or refused:
+/// `==` and `<` cost their bytes, a string of more than 200 characters is
+/// never a number, packsize, find with a huge pattern and the utf8.codes
+/// iterator are charged.
+#[test]
+fn more_string_work_is_bounded() {
+    for body in [
+        "local a, b = ('x'):rep(4000000), ('x'):rep(4000000) for i = 1, 1e9 do local c = a == b end",
+        "local a, b = ('x'):rep(4000000), ('x'):rep(4000000) for i = 1, 1e9 do local c = a < b end",
+        "local p = ('i'):rep(10000000) for i = 1, 1e9 do string.packsize(p) end",
+        "local p = ('a'):rep(4000000) for i = 1, 1e9 do string.find('a', p, 1, true) end",
+        "local s = ('\\x80'):rep(4000000) local f = utf8.codes('a') for i = 1, 1e9 do f(s, 0) end",
+    ] {
+        attack(body, "budget");
+    }
+    let (_, _, st) = {
+        let (mut k, mut host) = global(
+            "function on_button_pressed(e)\n  storage.long = tonumber(('1'):rep(300)) == nil\n  storage.short = tonumber(('1'):rep(15))\n  storage.arith = pcall(function() return ('1'):rep(300) + 0 end)\nend\n",
+        );
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+        let st = storage(&k, "main");
+        (k, host, st)
+    };
+    assert_eq!(
+        st,
+        json!({"long": true, "short": 111111111111111_i64, "arith": false})
+    );
+}
+
+/// One script's guard cannot change the transform another script's guard
+/// sees, nor one handler the event data another handler sees.
+#[test]
+fn guards_and_handlers_each_get_their_own_tables() {
+    let a = "function can_drop(p, e, t) t.position.x = -1 return true end\nfunction on_game_started(ev) ev.data.settings.mode = 'evil' end\n";
+    let b = "function can_drop(p, e, t) if t.position.x > 100 then return false, 'too far' end return true end\nfunction on_game_started(ev) storage.mode = ev.data.settings.mode end\n";
+    let (mut k, mut host) = room(&[("a", a, &[("global", None)]), ("b", b, &[("global", None)])]);
+    start(&mut k, &mut host);
+    assert_eq!(storage(&k, "b"), json!({"mode": "test"}));
+    let t = json!({"position": {"x": 500, "y": 0, "z": 0}, "rotation": {"x": 0, "y": 0, "z": 0, "w": 1}, "scale": {"x": 1, "y": 1, "z": 1}});
+    assert!(k
+        .process_json(
+            &player("p1", "entity.grab", json!({"entityId": "card"})),
+            &mut host
+        )
+        .accepted());
+    let out = k.process_json(
+        &player(
+            "p1",
+            "entity.drop",
+            json!({"entityId": "card", "transform": t}),
+        ),
+        &mut host,
+    );
+    let evs = events(&out);
+    assert_eq!(evs[0].1["code"], json!("guard_denied"), "{evs:?}");
+}
+
+/// A budget error inside a coroutine cannot be swallowed by
+/// `coroutine.close`.
+#[test]
+fn coroutine_close_does_not_swallow_the_budget() {
+    attack(
+        "while true do local co = coroutine.create(function() while true do end end) coroutine.resume(co) coroutine.close(co) end",
+        "budget",
+    );
 }

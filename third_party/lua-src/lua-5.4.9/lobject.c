@@ -308,6 +308,10 @@ static const char *l_str2int (const char *s, lua_Integer *result) {
 size_t luaO_str2num (const char *s, TValue *o) {
   lua_Integer i; lua_Number n;
   const char *e;
+  /* Digipology: a string of more than 200 characters is never a number
+     (no numeral needs that many), so converting one costs nothing. */
+  if (memchr(s, '\0', 201) == NULL)
+    return 0;
   if ((e = l_str2int(s, &i)) != NULL) {  /* try as an integer */
     setivalue(o, i);
   }

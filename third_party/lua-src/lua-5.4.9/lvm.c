@@ -532,7 +532,9 @@ l_sinline int LEnum (const TValue *l, const TValue *r) {
 static int lessthanothers (lua_State *L, const TValue *l, const TValue *r) {
   lua_assert(!ttisnumber(l) || !ttisnumber(r));
   if (ttisstring(l) && ttisstring(r))  /* both are strings? */
-    return l_strcmp(tsvalue(l), tsvalue(r)) < 0;
+    /* Digipology: comparing long strings costs their bytes */
+    return (luaV_digicharge(L, (tsslen(tsvalue(l)) + tsslen(tsvalue(r))) / 64),
+            l_strcmp(tsvalue(l), tsvalue(r)) < 0);
   else
     return luaT_callorderTM(L, l, r, TM_LT);
 }
@@ -554,7 +556,9 @@ int luaV_lessthan (lua_State *L, const TValue *l, const TValue *r) {
 static int lessequalothers (lua_State *L, const TValue *l, const TValue *r) {
   lua_assert(!ttisnumber(l) || !ttisnumber(r));
   if (ttisstring(l) && ttisstring(r))  /* both are strings? */
-    return l_strcmp(tsvalue(l), tsvalue(r)) <= 0;
+    /* Digipology: comparing long strings costs their bytes */
+    return (luaV_digicharge(L, (tsslen(tsvalue(l)) + tsslen(tsvalue(r))) / 64),
+            l_strcmp(tsvalue(l), tsvalue(r)) <= 0);
   else
     return luaT_callorderTM(L, l, r, TM_LE);
 }
@@ -597,7 +601,10 @@ int luaV_equalobj (lua_State *L, const TValue *t1, const TValue *t2) {
     case LUA_VLIGHTUSERDATA: return pvalue(t1) == pvalue(t2);
     case LUA_VLCF: return fvalue(t1) == fvalue(t2);
     case LUA_VSHRSTR: return eqshrstr(tsvalue(t1), tsvalue(t2));
-    case LUA_VLNGSTR: return luaS_eqlngstr(tsvalue(t1), tsvalue(t2));
+    case LUA_VLNGSTR:  /* Digipology: comparing long strings costs bytes */
+      if (L != NULL)
+        luaV_digicharge(L, tsslen(tsvalue(t1)) / 64);
+      return luaS_eqlngstr(tsvalue(t1), tsvalue(t2));
     case LUA_VUSERDATA: {
       if (uvalue(t1) == uvalue(t2)) return 1;
       else if (L == NULL) return 0;
@@ -660,7 +667,7 @@ static void copy2buff (StkId top, int n, char *buff) {
 #define DIGI_CONCAT_BYTES 64
 
 void luaV_digicharge (lua_State *L, size_t units) {
-  if (!(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
+  if (units == 0 || !(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
     return;
   while (units > 0) {
     size_t left = (L->hookcount > 0) ? (size_t)L->hookcount : 0;
