@@ -126,6 +126,11 @@ local function safe_format(fmt, ...)
     if sfind(stripped, "%%[-+ #0]*%d*%.?%d*p") then
       fail("sandbox", "string.format: %p is not available (it would reveal memory addresses)", 2)
     end
+    -- %a writes the C library's hexadecimal spelling of a float, and %q
+    -- uses it for floats too: neither is the same on every platform.
+    if sfind(stripped, "%%[-+ #0]*%d*%.?%d*[aA]") then
+      fail("sandbox", "string.format: %a is not available (its spelling depends on the platform)", 2)
+    end
   end
   local n = select("#", ...)
   local args = pack(...)
@@ -134,6 +139,9 @@ local function safe_format(fmt, ...)
     local tv = type(v)
     if tv == "table" or tv == "function" or tv == "thread" or tv == "userdata" then
       args[i] = safe_tostring(v)
+    elseif tv == "number" and mtype(v) == "float" and type(fmt) == "string"
+      and sfind(sgsub(fmt, "%%%%", ""), "%%q") then
+      fail("runtime", "string.format: %q writes floats in the platform's spelling; use %s or %.17g", 2)
     elseif tv == "number" and (v ~= v or v == math.huge or v == -math.huge)
       and type(fmt) == "string" and sfind(sgsub(fmt, "%%%%", ""), "%%[-+ #0]*%d*%.?%d*[aAeEfFgG]") then
       -- The C library spells NaN and the infinities differently by

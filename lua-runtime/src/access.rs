@@ -489,7 +489,11 @@ impl Call<'_, '_, '_> {
                 None => LuaValue::Nil,
             },
             "tags" => list(lua, e.tags.iter().cloned())?,
-            "props" => to_lua(lua, &Value::Object(e.props.clone()))?,
+            "props" => {
+                let props = Value::Object(e.props.clone());
+                self.charge_read(&props)?;
+                to_lua(lua, &props)?
+            }
             "heldBy" => match &e.held_by {
                 Some(p) => LuaValue::String(lua.create_string(&**p)?),
                 None => LuaValue::Nil,
@@ -518,6 +522,7 @@ impl Call<'_, '_, '_> {
             }
             other => {
                 let full = entity_value(e);
+                self.charge_read(&full)?;
                 let comps = match &full {
                     Value::Object(o) => o.get("components").cloned(),
                     _ => None,
@@ -541,6 +546,21 @@ impl Call<'_, '_, '_> {
             }
         };
         Ok(v)
+    }
+
+    /// Charges a read that builds `v` in Lua, per value it holds; an error
+    /// (the budget marked exhausted) when it does not fit.
+    fn charge_read(&self, v: &Value) -> mlua::Result<()> {
+        let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / READ_COST;
+        let mut nodes = 0u64;
+        let fits = count_values(v, &mut nodes, budget)
+            && self.shared.charge_copy(nodes.saturating_mul(READ_COST));
+        if fits {
+            Ok(())
+        } else {
+            let _ = self.shared.charge_copy(u64::MAX);
+            Err(mlua::Error::runtime("instruction budget exceeded"))
+        }
     }
 
     /// The storage value at a path, borrowed (a read copies nothing).
@@ -852,6 +872,24 @@ fn value_depth(v: &Value) -> usize {
         _ => 0,
     }
 }
+
+/// Counts the values in `v` into `nodes`; false as soon as they pass
+/// `budget` (counting never costs more than the read would).
+fn count_values(v: &Value, nodes: &mut u64, budget: u64) -> bool {
+    *nodes += 1;
+    if *nodes > budget {
+        return false;
+    }
+    match v {
+        Value::Array(a) => a.iter().all(|x| count_values(x, nodes, budget)),
+        Value::Object(o) => o.values().all(|x| count_values(x, nodes, budget)),
+        _ => true,
+    }
+}
+
+/// Instructions charged for each value a read builds (`e.props`,
+/// `e:get(...)`): a read's cost grows with what it copies.
+const READ_COST: u64 = 10;
 
 /// Instructions charged for each value copied out of storage.
 const COPY_COST: u64 = 100;

@@ -990,3 +990,16 @@ fn coroutine_close_does_not_swallow_the_budget() {
         "budget",
     );
 }
+
+/// Reading a big value (an entity's props, a component) costs what it
+/// copies: a loop re-reading megabyte props ends as a budget error; %a and
+/// %q with floats are refused (their spelling is the platform's).
+#[test]
+fn big_reads_are_charged_and_platform_spellings_refused() {
+    attack(
+        "local big = {} for i = 1, 100000 do big[i] = i end\nlocal e = game.spawn('token', {props = {big = big}})\nfor i = 1, 1e9 do local p = e.props end",
+        "budget",
+    );
+    attack("local s = string.format('%a', 1.5)", "sandbox");
+    attack("local s = string.format('%q', 0.1)", "runtime");
+}
