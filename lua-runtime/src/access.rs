@@ -664,7 +664,34 @@ impl Call<'_, '_, '_> {
         // Changed in place: the transaction keeps one copy of the root for
         // rollback, not one per write.
         let root = ctx.storage_root_mut(&script);
+        // A script's storage holds at most STORAGE_VALUES_MAX values: the
+        // count is taken once per transaction (when the root is first
+        // touched, as it is copied) and kept up to date by each write.
+        let used = self.shared.storage_values(&script, || {
+            let mut n = 0u64;
+            count_values(root, &mut n, u64::MAX);
+            n
+        });
+        let mut old = 0u64;
+        if let Some(prev) = walk(root, &path) {
+            count_values(prev, &mut old, u64::MAX);
+        }
+        let mut new = 0u64;
+        if let Some(v) = &value {
+            count_values(v, &mut new, u64::MAX);
+        }
+        let after = (used + new).saturating_sub(old);
+        if new > old && after > STORAGE_VALUES_MAX {
+            return refusal(
+                lua,
+                &format!("storage is full: a script's storage holds at most {STORAGE_VALUES_MAX} values (this write would make {after})"),
+                "runtime",
+            );
+        }
         let result = set_path(root, &path, value);
+        if result.is_ok() {
+            self.shared.set_storage_values(&script, after);
+        }
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
             ctx.set_storage(&script, None);
         }
@@ -872,6 +899,10 @@ fn value_depth(v: &Value) -> usize {
         _ => 0,
     }
 }
+
+/// Most values one script's storage may hold (every number, string,
+/// boolean, list and table counts one).
+pub const STORAGE_VALUES_MAX: u64 = 1_000_000;
 
 /// Counts the values in `v` into `nodes`; false as soon as they pass
 /// `budget` (counting never costs more than the read would).

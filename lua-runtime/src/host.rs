@@ -128,6 +128,9 @@ pub struct Shared {
     exhausted: Cell<bool>,
     fail_kind: Cell<Option<ScriptErrorKind>>,
     doom: RefCell<Option<(String, ScriptErrorKind)>>,
+    /// Values each script's storage holds, counted when a transaction
+    /// first writes it (cleared with every transaction).
+    storage_values: RefCell<Vec<(String, u64)>>,
     log: RefCell<Vec<String>>,
     ids: Cell<u32>,
     /// Lua strings of ids already passed to scripts: pushing one again
@@ -164,6 +167,33 @@ impl Shared {
         let mut d = self.doom.borrow_mut();
         if d.is_none() {
             *d = Some((msg.to_owned(), kind));
+        }
+    }
+
+    /// How many values `script`'s storage holds (counted with `count` the
+    /// first time in a transaction).
+    pub fn storage_values(&self, script: &str, count: impl FnOnce() -> u64) -> u64 {
+        if let Some((_, n)) = self
+            .storage_values
+            .borrow()
+            .iter()
+            .find(|(s, _)| s == script)
+        {
+            return *n;
+        }
+        let n = count();
+        self.storage_values
+            .borrow_mut()
+            .push((script.to_owned(), n));
+        n
+    }
+
+    /// Records how many values `script`'s storage holds after a write.
+    pub fn set_storage_values(&self, script: &str, n: u64) {
+        let mut all = self.storage_values.borrow_mut();
+        match all.iter_mut().find(|(s, _)| s == script) {
+            Some((_, v)) => *v = n,
+            None => all.push((script.to_owned(), n)),
         }
     }
 
@@ -248,6 +278,7 @@ impl LuaHost {
             exhausted: Cell::new(false),
             fail_kind: Cell::new(None),
             doom: RefCell::new(None),
+            storage_values: RefCell::new(Vec::new()),
             log: RefCell::new(Vec::new()),
             ids: Cell::new(0),
             strings: RefCell::new(FxHashMap::default()),
@@ -623,6 +654,7 @@ impl ScriptHost for LuaHost {
         self.seq = seq;
         self.reset_budget();
         *self.shared.doom.borrow_mut() = None;
+        self.shared.storage_values.borrow_mut().clear();
         self.shared.ids.set(0);
     }
 

@@ -1003,3 +1003,41 @@ fn big_reads_are_charged_and_platform_spellings_refused() {
     attack("local s = string.format('%a', 1.5)", "sandbox");
     attack("local s = string.format('%q', 0.1)", "runtime");
 }
+
+/// A script's storage holds at most 1,000,000 values, across actions: a
+/// script cannot grow the room's state (and the process) without end.
+#[test]
+fn storage_is_bounded_across_actions() {
+    let (mut k, mut host) = global(
+        "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  if e.data.entityId == 'btn' then storage.a = t else storage.b = t end\nend\n",
+    );
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn2"})),
+        "runtime",
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("storage is full"),
+        "{err}"
+    );
+    // Replacing a value with a smaller one is always allowed.
+    let (mut k2, mut host2) = global(
+        "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  storage.a = t\n  storage.a = {1}\n  storage.b = t\nend\n",
+    );
+    start(&mut k2, &mut host2);
+    let out = k2.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host2,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+}
