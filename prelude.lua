@@ -170,26 +170,26 @@ local function charge_bytes(n)
   charge(n / BYTE_COST)
 end
 
--- Charges the bytes of every string argument, then runs `f` and charges
--- the bytes of every string it returns.
-local function charge_results(...)
+-- The bytes of the strings among the values.
+local function string_bytes(...)
   local n = 0
   for i = 1, select("#", ...) do
     local v = select(i, ...)
     if type(v) == "string" then n = n + #v end
   end
-  charge_bytes(n)
+  return n
+end
+
+-- Charges the bytes of the strings among the values, and passes them on.
+local function charge_results(...)
+  charge_bytes(string_bytes(...))
   return ...
 end
 
+-- `f`, charged for the bytes of its string arguments and results.
 local function metered(f)
   return function(...)
-    local n = 0
-    for i = 1, select("#", ...) do
-      local v = select(i, ...)
-      if type(v) == "string" then n = n + #v end
-    end
-    charge_bytes(n)
+    charge_bytes(string_bytes(...))
     return charge_results(f(...))
   end
 end

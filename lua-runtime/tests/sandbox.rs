@@ -14,6 +14,19 @@ fn attack(body: &str, kind: &str) -> serde_json::Value {
     attack_with(body, kind, Limits::default())
 }
 
+/// Runs `src` (a global script) through one press of `btn`, which must be
+/// accepted, and returns the script's storage.
+fn press_and_read(src: &str) -> serde_json::Value {
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    storage(&k, "main")
+}
+
 fn attack_with(body: &str, kind: &str, limits: Limits) -> serde_json::Value {
     let src = format!(
         "function on_button_pressed(event)\n  if event.data.entityId ~= 'btn' then return end\n  game.entity('score'):add(1)\n{body}\nend\n"
@@ -498,19 +511,7 @@ fn a_refused_storage_write_changes_nothing() {
 /// `pairs` on a proxy, whose iterator used to be the raw `next`.
 #[test]
 fn next_is_deterministic_or_refuses() {
-    let (_, _, st) = {
-        let (mut k, mut host) = global(
-            "function on_button_pressed(e)\n  local t = {b = 1, [2] = 'x', a = 2, [1] = 'y', [true] = 0}\n  local keys, k = {}, nil\n  repeat k = next(t, k) if k ~= nil then keys[#keys + 1] = tostring(k) end until k == nil\n  storage.order = table.concat(keys, ' ')\n  storage.first = next({})\n  local f = pairs(game.entity('card'))\n  storage.proxy_next_safe = (f == next)\nend\n",
-        );
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read("function on_button_pressed(e)\n  local t = {b = 1, [2] = 'x', a = 2, [1] = 'y', [true] = 0}\n  local keys, k = {}, nil\n  repeat k = next(t, k) if k ~= nil then keys[#keys + 1] = tostring(k) end until k == nil\n  storage.order = table.concat(keys, ' ')\n  storage.first = next({})\n  local f = pairs(game.entity('card'))\n  storage.proxy_next_safe = (f == next)\nend\n");
     assert_eq!(st["order"], json!("1 2 a b true"));
     assert_eq!(st["proxy_next_safe"], json!(true));
     let err = attack(
@@ -542,19 +543,7 @@ fn no_metatable_trick_puts_an_address_into_output() {
         assert!(!msg.contains("0x"), "{msg}");
         assert!(msg.contains("metatables cannot have"), "{msg}");
     }
-    let (_, _, st) = {
-        let (mut k, mut host) = global(
-            "function on_button_pressed(e)\n  storage.a = tostring(getmetatable(game.entity('card')))\n  storage.b = tostring(string)\n  storage.c = tostring(storage)\n  storage.d = tostring(e)\n  storage.f = tostring(print)\nend\n",
-        );
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read("function on_button_pressed(e)\n  storage.a = tostring(getmetatable(game.entity('card')))\n  storage.b = tostring(string)\n  storage.c = tostring(storage)\n  storage.d = tostring(e)\n  storage.f = tostring(print)\nend\n");
     assert_eq!(
         st,
         json!({"a": "table", "b": "table", "c": "storage", "d": "table", "f": "function"})
@@ -753,17 +742,7 @@ fn integers_beyond_two_to_the_53_are_refused() {
         "{err}"
     );
     attack("game.entity('score'):add(9007199254740993)", "runtime");
-    let (_, _, st) = {
-        let (mut k, mut host) = global("function on_button_pressed(e) storage.ok = 9007199254740992 storage.neg = -9007199254740992 end\n");
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read("function on_button_pressed(e) storage.ok = 9007199254740992 storage.neg = -9007199254740992 end\n");
     assert_eq!(
         st,
         json!({"ok": 9007199254740992_i64, "neg": -9007199254740992_i64})
@@ -799,19 +778,7 @@ fn the_cascade_bound_is_budget_with_or_without_pcall() {
 /// string.format refuses them where the C library would choose the text.
 #[test]
 fn nan_and_infinity_have_one_spelling() {
-    let (_, _, st) = {
-        let (mut k, mut host) = global(
-            "function on_button_pressed(e)\n  storage.t = {tostring(0/0), tostring(-(0/0)), tostring(1/0), tostring(-1/0), (0/0) .. '', ('%s'):format(0/0), ('%5.1f'):format(2.25)}\n  storage.f = select(2, pcall(string.format, '%f', 0/0))\nend\n",
-        );
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read("function on_button_pressed(e)\n  storage.t = {tostring(0/0), tostring(-(0/0)), tostring(1/0), tostring(-1/0), (0/0) .. '', ('%s'):format(0/0), ('%5.1f'):format(2.25)}\n  storage.f = select(2, pcall(string.format, '%f', 0/0))\nend\n");
     assert_eq!(
         st["t"],
         json!(["nan", "nan", "inf", "-inf", "nan", "nan", "  2.2"])
@@ -868,19 +835,9 @@ fn pairs_over_runtime_tables_hands_out_nothing_private() {
     );
     assert!(out.accepted(), "{:?}", events(&out));
     assert_eq!(storage(&k, "b"), json!({"entity": "table", "floor": 2}));
-    let (_, _, st) = {
-        let (mut k, mut host) = global(
-            "function on_button_pressed(e) local _, s = pairs(game) storage.state = type(s) end\n",
-        );
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read(
+        "function on_button_pressed(e) local _, s = pairs(game) storage.state = type(s) end\n",
+    );
     assert_eq!(st, json!({"state": "nil"}));
 }
 
@@ -934,19 +891,7 @@ fn more_string_work_is_bounded() {
     ] {
         attack(body, "budget");
     }
-    let (_, _, st) = {
-        let (mut k, mut host) = global(
-            "function on_button_pressed(e)\n  storage.long = tonumber(('1'):rep(300)) == nil\n  storage.short = tonumber(('1'):rep(15))\n  storage.arith = pcall(function() return ('1'):rep(300) + 0 end)\nend\n",
-        );
-        start(&mut k, &mut host);
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": "btn"})),
-            &mut host,
-        );
-        assert!(out.accepted(), "{:?}", events(&out));
-        let st = storage(&k, "main");
-        (k, host, st)
-    };
+    let st = press_and_read("function on_button_pressed(e)\n  storage.long = tonumber(('1'):rep(300)) == nil\n  storage.short = tonumber(('1'):rep(15))\n  storage.arith = pcall(function() return ('1'):rep(300) + 0 end)\nend\n");
     assert_eq!(
         st,
         json!({"long": true, "short": 111111111111111_i64, "arith": false})
