@@ -8,13 +8,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check;
-mod error;
-mod jsonl;
-mod package;
 mod replay;
-mod room;
 mod scenario;
 mod watch;
+
+use digipology_room::{error, jsonl, package, room};
 
 use error::CliError;
 use package::Package;
@@ -183,6 +181,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         Some(save) => package::resume_room(&package, save, overrides)?,
         None => package::build_room(&package, args.seed, overrides)?,
     };
+    notices_to_stderr(&mut room);
     let game_id = package
         .json
         .get("id")
@@ -295,6 +294,12 @@ fn positive_usize(s: &str) -> Result<usize, String> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("{s:?} is not a positive number of bytes")),
     }
+}
+
+/// The room's notices (script `print` lines, bounds reached) go to
+/// standard error, as they happen.
+pub(crate) fn notices_to_stderr(room: &mut Room) {
+    room.on_notice(Box::new(|line| eprintln!("{line}")));
 }
 
 fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {

@@ -85,6 +85,7 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
         None => crate::package::build_room(&package, seed, overrides),
     }
     .map_err(|e| e.to_string())?;
+    crate::notices_to_stderr(&mut room);
     room.autofire = false;
     let mut sink = std::io::sink();
     let mut verified = 0u64;

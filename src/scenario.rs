@@ -152,6 +152,7 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     let package = Package::load(game).map_err(|e| e.to_string())?;
     let mut room =
         crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
+    crate::notices_to_stderr(&mut room);
     let seats = package.seats();
     let players: Vec<String> = match obj.get("players") {
         None => Vec::new(),

@@ -89,6 +89,7 @@ impl Status {
 pub fn watch(opts: &Options) -> Result<(), CliError> {
     let package = Package::load(&opts.game)?;
     let mut room = build_room(&package, opts.seed, (None, None))?;
+    crate::notices_to_stderr(&mut room);
     room.history = Some(Vec::new());
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -298,6 +299,7 @@ impl Watching {
         let package = Package::load(&self.package.dir).map_err(|e| e.to_string())?;
         let diff = manifest_diff(&self.package.json, &package.json);
         let mut room = build_room(&package, self.seed, (None, None)).map_err(|e| e.to_string())?;
+        crate::notices_to_stderr(&mut room);
         room.history = Some(Vec::new());
         room.autofire = false;
         let steps = self.room.history.clone().unwrap_or_default();
@@ -324,6 +326,7 @@ impl Watching {
             Ok(r) => r,
             Err(e) => return format!("replay: cannot build a fresh room: {e}"),
         };
+        crate::notices_to_stderr(&mut fresh);
         fresh.history = Some(Vec::new());
         fresh.autofire = false;
         let mut sink = io::sink();

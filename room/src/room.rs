@@ -23,6 +23,9 @@ use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
 
+/// Where a room's notices go (script `print` lines, bounds reached).
+pub type NoticeHook = Box<dyn FnMut(&str)>;
+
 /// Version of the save-game format ([`Room::save_json`]).
 pub const SAVE_VERSION: u64 = 1;
 
@@ -75,6 +78,10 @@ pub struct Room {
     pub rejected: u64,
     /// Most timer fires after the end of the input.
     pub fires_max: u64,
+    /// Where notices go; without a hook they are kept (see
+    /// [`Room::take_notices`]).
+    notice_hook: Option<NoticeHook>,
+    notices: Vec<String>,
 }
 
 impl Room {
@@ -94,6 +101,8 @@ impl Room {
             processed: 0,
             rejected: 0,
             fires_max: END_FIRES_MAX,
+            notice_hook: None,
+            notices: Vec::new(),
         }
     }
 
@@ -181,6 +190,26 @@ impl Room {
         Ok(())
     }
 
+    /// Sends every later notice (script `print` lines, bounds reached) to
+    /// `hook` instead of keeping it.
+    pub fn on_notice(&mut self, hook: NoticeHook) {
+        self.notice_hook = Some(hook);
+    }
+
+    /// Notices kept since the last call (when no hook is set; at most
+    /// 10,000 are kept).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    fn notice(&mut self, line: &str) {
+        match &mut self.notice_hook {
+            Some(hook) => hook(line),
+            None if self.notices.len() < 10_000 => self.notices.push(line.to_owned()),
+            None => {}
+        }
+    }
+
     /// The script runtime, if the game has scripts.
     pub fn scripts(&self) -> Option<&LuaHost> {
         self.scripts.as_deref()
@@ -198,7 +227,7 @@ impl Room {
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
         for line in self.take_log() {
-            eprintln!("{line}");
+            self.notice(&line);
         }
         self.processed += 1;
         if !out.accepted() {

@@ -1,0 +1,17 @@
+//! `digipology-room`: one room as a deterministic machine, shared by the
+//! CLI, the tests and (later) the server. It orders actions, keeps the
+//! room clock, delivers due timers, writes the replayable record, saves and
+//! resumes rooms, and loads game packages. It prints nothing: events go to
+//! the sink the caller hands it, and notices (script `print` lines, bounds
+//! reached) to the notice hook the caller sets (collected otherwise).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod jsonl;
+pub mod package;
+pub mod room;
+
+pub use error::CliError;
+pub use package::{build_room, resume_room, room_from_save, Package, Save};
+pub use room::{Input, Room, Step};
