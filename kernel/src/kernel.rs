@@ -16,27 +16,10 @@ use crate::host::{NoScripts, ScriptCtx, ScriptHost};
 use crate::payload::Fields;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
-use crate::txn::{Buffers, Poison, Txn};
+pub use crate::txn::Limits;
+use crate::txn::{Buffers, Failure, Poison, Txn};
 use crate::value::Value;
 use std::borrow::Cow;
-
-/// Bounds the kernel enforces on event cascades.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Deepest allowed chain event → handler → subcommand → event → …
-    pub cascade_depth_max: u32,
-    /// Most subcommands one top-level action may issue.
-    pub subcommands_max: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            cascade_depth_max: 32,
-            subcommands_max: 10_000,
-        }
-    }
-}
 
 /// What processing (or dry-running) an action produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,19 +50,6 @@ impl Outcome {
             EventKind::ActionRejected { rejection, .. } => Some(rejection),
             _ => None,
         })
-    }
-}
-
-/// Why a transaction did not commit.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    Rejected(Rejection),
-    Script(ScriptFailure),
-}
-
-impl From<Rejection> for Failure {
-    fn from(r: Rejection) -> Self {
-        Failure::Rejected(r)
     }
 }
 

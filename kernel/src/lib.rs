@@ -33,7 +33,6 @@ pub mod txn;
 pub mod value;
 
 pub use action::{Action, ActionType, Source, TypeName};
-pub use actions::text::TEXT_BYTES_MAX;
 pub use event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
 pub use host::{ClosureHost, GuardKind, GuardRequest, NoScripts, ScriptCtx, ScriptHost, Verdict};
 pub use kernel::{handler_name, Kernel, Limits, Outcome};
@@ -41,5 +40,6 @@ pub use load::{state_from_game, LoadError};
 pub use payload::{FieldValue, Fields, ShortStr, MAX_SAFE_INTEGER};
 pub use reject::{RejectCode, Rejection};
 pub use restore::state_from_canonical;
+pub use state::TEXT_BYTES_MAX;
 pub use state::{Entity, EntityKey, Id, State};
 pub use value::Value;

@@ -344,7 +344,7 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
                 Some(Json::String(s)) => s.clone(),
                 Some(_) => return err(&format!("{path}.value"), "must be a string"),
             };
-            if value.len() > crate::actions::text::TEXT_BYTES_MAX {
+            if value.len() > crate::state::TEXT_BYTES_MAX {
                 return err(
                     &format!("{path}.value"),
                     "text is limited to 4096 UTF-8 bytes",

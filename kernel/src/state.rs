@@ -16,6 +16,9 @@ use crate::spatial::Spatial;
 use crate::transform::{Transform, Vec3};
 use crate::value::{object, Value};
 
+/// Largest text value, in UTF-8 bytes.
+pub const TEXT_BYTES_MAX: usize = 4096;
+
 /// A shared, cheaply cloned identifier (player, seat, entity, stack, …).
 pub type Id = Arc<str>;
 

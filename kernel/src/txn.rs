@@ -8,11 +8,42 @@
 use std::collections::BTreeMap;
 
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
-use crate::kernel::Limits;
+use crate::reject::Rejection;
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
 use crate::value::Value;
+
+/// Bounds the kernel enforces on event cascades.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Deepest allowed chain event → handler → subcommand → event → …
+    pub cascade_depth_max: u32,
+    /// Most subcommands one top-level action may issue.
+    pub subcommands_max: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cascade_depth_max: 32,
+            subcommands_max: 10_000,
+        }
+    }
+}
+
+/// Why a transaction did not commit.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Rejected(Rejection),
+    Script(ScriptFailure),
+}
+
+impl From<Rejection> for Failure {
+    fn from(r: Rejection) -> Self {
+        Failure::Rejected(r)
+    }
+}
 
 /// One reversible change.
 #[derive(Debug)]

@@ -4,8 +4,8 @@ use crate::action::Action;
 use crate::actions::{find, need, need_enabled, player_id, run_guard};
 use crate::event::EventKind;
 use crate::host::{GuardKind, ScriptHost};
-use crate::kernel::Failure;
 use crate::payload::Payload;
+use crate::txn::Failure;
 use crate::txn::Txn;
 
 /// Enabled button and every `can_press` approving; the button itself does

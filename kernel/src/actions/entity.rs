@@ -4,7 +4,6 @@ use crate::action::Action;
 use crate::actions::{find, need, need_enabled, player_id, run_guard};
 use crate::event::EventKind;
 use crate::host::{GuardKind, ScriptHost};
-use crate::kernel::Failure;
 use crate::payload::Payload;
 use crate::placement::{
     detach, need_stack_top, new_stack_id, push_onto_stack, recompute_zones, snap_target,
@@ -13,6 +12,7 @@ use crate::placement::{
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{EntityKey, Placement, Stack};
 use crate::transform::Transform;
+use crate::txn::Failure;
 use crate::txn::Txn;
 
 /// Enabled grabbable, unheld, unlocked, outside a stack or its top; then

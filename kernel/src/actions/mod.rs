@@ -18,10 +18,10 @@ pub(crate) mod timer;
 
 use crate::action::{Action, ActionType};
 use crate::host::{GuardKind, GuardRequest, ScriptHost, Verdict};
-use crate::kernel::Failure;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, EntityKey, Id, State};
 use crate::transform::Transform;
+use crate::txn::Failure;
 use crate::txn::Txn;
 
 /// Validates and applies one action inside `txn`.

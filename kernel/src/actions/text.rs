@@ -5,10 +5,8 @@ use crate::actions::{find, need};
 use crate::event::EventKind;
 use crate::payload::Payload;
 use crate::reject::{reject, RejectCode, Rejection};
+use crate::state::TEXT_BYTES_MAX;
 use crate::txn::Txn;
-
-/// Largest text value, in UTF-8 bytes.
-pub const TEXT_BYTES_MAX: usize = 4096;
 
 /// Stores the exact string.
 pub(crate) fn set(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
