@@ -19,6 +19,7 @@ pub mod action;
 mod actions;
 pub mod event;
 pub mod host;
+mod id;
 pub mod kernel;
 pub mod load;
 pub mod payload;

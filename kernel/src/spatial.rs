@@ -16,7 +16,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::state::{Entity, Id};
+use crate::id::Id;
 use crate::transform::Vec3;
 
 /// Index buckets as sorted `(key, ids)` pairs, for comparisons.
@@ -55,19 +55,36 @@ fn remove_sorted(list: &mut Vec<Id>, id: &Id) {
     }
 }
 
+/// What the indexes need to know of an entity (the state builds it; the
+/// index knows nothing else of entities).
+#[derive(Clone, Copy, Debug)]
+pub struct Footprint<'a> {
+    /// The entity's id.
+    pub id: &'a Id,
+    /// Its position, when it has a transform.
+    pub position: Option<Vec3>,
+    /// Its snap radius, when it is a snap point.
+    pub snap_radius: Option<f64>,
+    /// Whether it is a zone.
+    pub zone: bool,
+}
+
 impl Spatial {
     /// Builds the indexes over `entities`.
-    pub fn build<'a>(entities: impl Iterator<Item = &'a Entity> + Clone) -> Spatial {
+    pub fn build<'a>(entities: impl Iterator<Item = Footprint<'a>> + Clone) -> Spatial {
         let radius_max = entities
             .clone()
-            .filter_map(|e| e.components.snap_point.as_ref().map(|s| s.radius))
+            .filter_map(|e| e.snap_radius)
             .fold(0.0f64, f64::max);
         Spatial::build_with_cell(entities, radius_max.max(1.0))
     }
 
     /// Builds the indexes with a given snap-grid cell edge (at least the
     /// largest radius).
-    pub fn build_with_cell<'a>(entities: impl Iterator<Item = &'a Entity>, cell: f64) -> Spatial {
+    pub fn build_with_cell<'a>(
+        entities: impl Iterator<Item = Footprint<'a>>,
+        cell: f64,
+    ) -> Spatial {
         let mut s = Spatial {
             snap_cell: cell,
             ..Spatial::default()
@@ -78,30 +95,30 @@ impl Spatial {
         s
     }
 
-    /// Indexes one entity (its transform, snap point and zone).
-    pub fn add(&mut self, e: &Entity) {
-        if let Some(t) = &e.components.transform {
-            self.place(e, None, Some(t.position));
+    /// Indexes one entity (its position, snap point and zone).
+    pub fn add(&mut self, e: Footprint<'_>) {
+        if let Some(p) = e.position {
+            self.place(e, None, Some(p));
         }
-        if e.components.zone.is_some() {
-            insert_sorted(&mut self.zones, &e.id);
+        if e.zone {
+            insert_sorted(&mut self.zones, e.id);
         }
     }
 
     /// Removes one entity from every index.
-    pub fn remove(&mut self, e: &Entity) {
-        if let Some(t) = &e.components.transform {
-            self.place(e, Some(t.position), None);
+    pub fn remove(&mut self, e: Footprint<'_>) {
+        if let Some(p) = e.position {
+            self.place(e, Some(p), None);
         }
-        remove_sorted(&mut self.zones, &e.id);
+        remove_sorted(&mut self.zones, e.id);
     }
 
     /// Moves `e` from `old` to `new` position (either may be absent).
-    pub fn place(&mut self, e: &Entity, old: Option<Vec3>, new: Option<Vec3>) {
-        let snap = e.components.snap_point.is_some();
+    pub fn place(&mut self, e: Footprint<'_>, old: Option<Vec3>, new: Option<Vec3>) {
+        let snap = e.snap_radius.is_some();
         if let Some(p) = old {
             if let Some(list) = self.by_position.get_mut(&pos_key(p)) {
-                remove_sorted(list, &e.id);
+                remove_sorted(list, e.id);
                 if list.is_empty() {
                     self.by_position.remove(&pos_key(p));
                 }
@@ -109,7 +126,7 @@ impl Spatial {
             if snap {
                 let cell = self.cell(p);
                 if let Some(list) = self.snap_grid.get_mut(&cell) {
-                    remove_sorted(list, &e.id);
+                    remove_sorted(list, e.id);
                     if list.is_empty() {
                         self.snap_grid.remove(&cell);
                     }
@@ -117,10 +134,10 @@ impl Spatial {
             }
         }
         if let Some(p) = new {
-            insert_sorted(self.by_position.entry(pos_key(p)).or_default(), &e.id);
+            insert_sorted(self.by_position.entry(pos_key(p)).or_default(), e.id);
             if snap {
                 let cell = self.cell(p);
-                insert_sorted(self.snap_grid.entry(cell).or_default(), &e.id);
+                insert_sorted(self.snap_grid.entry(cell).or_default(), e.id);
             }
         }
     }

@@ -6,21 +6,19 @@
 //! goes in id order; the index is only ever used for lookups.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
 
 use crate::rng::Rng;
-use crate::spatial::Spatial;
+use crate::spatial::{Footprint, Spatial};
 use crate::transform::{Transform, Vec3};
 use crate::value::{object, Value};
 
 /// Largest text value, in UTF-8 bytes.
 pub const TEXT_BYTES_MAX: usize = 4096;
 
-/// A shared, cheaply cloned identifier (player, seat, entity, stack, …).
-pub type Id = Arc<str>;
+pub use crate::id::Id;
 
 new_key_type! {
     /// Generational handle of an entity. Outlives nothing: once the entity is
@@ -349,6 +347,16 @@ pub struct State {
     pub seat_order: Vec<Id>,
 }
 
+/// What the spatial index needs to know of an entity.
+pub(crate) fn footprint(e: &Entity) -> Footprint<'_> {
+    Footprint {
+        id: &e.id,
+        position: e.components.transform.map(|t| t.position),
+        snap_radius: e.components.snap_point.as_ref().map(|s| s.radius),
+        zone: e.components.zone.is_some(),
+    }
+}
+
 impl State {
     /// An empty room seeded with `seed`.
     pub fn new(seed: u64) -> State {
@@ -381,13 +389,13 @@ impl State {
             .snap_point
             .as_ref()
             .is_some_and(|s| !self.spatial.snap_radius_fits(s.radius));
-        self.spatial.add(&entity);
+        self.spatial.add(footprint(&entity));
         let id = entity.id.clone();
         let key = self.entities.insert(entity);
         self.index.insert(id, key);
         if grow {
             // A snap point wider than the grid's cells: rebuild with bigger cells.
-            self.spatial = Spatial::build(self.live());
+            self.spatial = Spatial::build(self.live().map(footprint));
         }
         Some(key)
     }
@@ -397,7 +405,7 @@ impl State {
     pub(crate) fn remove_live(&mut self, key: EntityKey) -> Option<Entity> {
         let e = self.entities.remove(key)?;
         self.index.remove(&e.id);
-        self.spatial.remove(&e);
+        self.spatial.remove(footprint(&e));
         Some(e)
     }
 
@@ -411,7 +419,7 @@ impl State {
             return false;
         };
         self.index.remove(&e.id);
-        self.spatial.remove(e);
+        self.spatial.remove(footprint(e));
         self.buried.push(key);
         true
     }
@@ -424,7 +432,7 @@ impl State {
         self.buried.swap_remove(at);
         if let Some(e) = self.entities.get(key) {
             self.index.insert(e.id.clone(), key);
-            self.spatial.add(e);
+            self.spatial.add(footprint(e));
         }
     }
 
@@ -450,7 +458,7 @@ impl State {
     /// Rebuilds the derived indexes and every zone's members from scratch
     /// (after a room is built).
     pub fn rebuild_indexes(&mut self) {
-        self.spatial = Spatial::build(self.live());
+        self.spatial = Spatial::build(self.live().map(footprint));
         let zones: Vec<Id> = self.spatial.zones().to_vec();
         for zid in zones {
             let members = self.zone_members_fresh(&zid);
@@ -473,7 +481,7 @@ impl State {
         e.components.transform = t;
         let new = t.map(|t| t.position);
         if old != new {
-            self.spatial.place(e, old, new);
+            self.spatial.place(footprint(e), old, new);
         }
     }
 
@@ -583,7 +591,7 @@ impl State {
         }
         // The live grid may keep larger cells than a fresh build would pick
         // (a wide snap point that came and went): compare at its size.
-        let fresh = Spatial::build_with_cell(self.live(), self.spatial.snap_cell());
+        let fresh = Spatial::build_with_cell(self.live().map(footprint), self.spatial.snap_cell());
         let widest = self
             .live()
             .filter_map(|e| e.components.snap_point.as_ref().map(|s| s.radius))
