@@ -203,11 +203,39 @@ impl ScriptHost for ClosureHost {
     }
 }
 
+/// A decoded `container.move` payload (the typed subcommand path shares it
+/// with the action itself).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MoveArgs<'a> {
+    pub entity: &'a str,
+    pub from: Option<&'a str>,
+    pub to: Option<&'a str>,
+    pub index: u64,
+}
+
+/// Runs a subcommand from its type and payload (script and binding ids).
+pub(crate) type SubmitFn =
+    fn(&mut ScriptCtx<'_, '_>, &Id, &Id, &TypeName, Result<Fields, ()>) -> Result<(), Rejection>;
+
+/// Runs a typed `container.move` subcommand.
+pub(crate) type MoveFn =
+    fn(&mut ScriptCtx<'_, '_>, &Id, &Id, MoveArgs<'_>) -> Result<(), Rejection>;
+
+/// How a subcommand is run: the transaction runner (one floor up) hands
+/// these to every [`ScriptCtx`] it makes, so this module never calls up.
+pub(crate) struct Subcommands {
+    /// A subcommand from its type and payload.
+    pub submit: SubmitFn,
+    /// A typed `container.move` subcommand.
+    pub move_item: MoveFn,
+}
+
 /// What an event handler may do: read the state as the transaction sees it,
 /// issue subcommands, and write canonical storage.
 pub struct ScriptCtx<'t, 's> {
     pub(crate) txn: &'t mut Txn<'s>,
     pub(crate) event_type: &'static str,
+    pub(crate) subcommands: &'static Subcommands,
 }
 
 impl ScriptCtx<'_, '_> {
@@ -262,7 +290,7 @@ impl ScriptCtx<'_, '_> {
             serde_json::Value::Object(m) => Ok(Fields::from(m)),
             _ => Err(()),
         };
-        crate::kernel::submit_subcommand(
+        (self.subcommands.submit)(
             self,
             &Id::from(script_id),
             &Id::from(binding_id),
@@ -283,7 +311,7 @@ impl ScriptCtx<'_, '_> {
         action_type: ActionType,
         payload: Fields,
     ) -> Result<(), Rejection> {
-        crate::kernel::submit_subcommand(
+        (self.subcommands.submit)(
             self,
             script_id,
             binding_id,
@@ -308,13 +336,13 @@ impl ScriptCtx<'_, '_> {
         to: Option<&str>,
         index: u64,
     ) -> Result<(), Rejection> {
-        let args = crate::actions::container::MoveArgs {
+        let args = MoveArgs {
             entity,
             from,
             to,
             index,
         };
-        crate::kernel::submit_move(self, script_id, binding_id, args)
+        (self.subcommands.move_item)(self, script_id, binding_id, args)
     }
 
     /// A uniform draw in `[0, n)` from the canonical RNG (rolled back with

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use crate::action::{Action, ActionType, Source, TypeName};
 use crate::actions;
 use crate::event::{ActionId, Event, EventKind, ScriptErrorKind, ScriptFailure};
-use crate::host::{NoScripts, ScriptCtx, ScriptHost};
+use crate::host::{NoScripts, ScriptCtx, ScriptHost, Subcommands};
 use crate::payload::Fields;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
@@ -311,6 +311,7 @@ fn dispatch(txn: &mut Txn<'_>, host: &mut dyn ScriptHost) -> Result<(), Failure>
         let mut ctx = ScriptCtx {
             txn,
             event_type: event.type_name(),
+            subcommands: &SUBCOMMANDS,
         };
         host.on_event(&mut ctx, &event).map_err(Failure::Script)?;
         if let Some(p) = &txn.poison {
@@ -326,7 +327,13 @@ pub fn handler_name(event_type: &str) -> String {
     format!("on_{}", event_type.replace('.', "_"))
 }
 
-pub(crate) fn submit_subcommand(
+/// What every [`ScriptCtx`] runs its subcommands with.
+static SUBCOMMANDS: Subcommands = Subcommands {
+    submit: submit_subcommand,
+    move_item: submit_move,
+};
+
+fn submit_subcommand(
     ctx: &mut ScriptCtx<'_, '_>,
     script_id: &Id,
     binding_id: &Id,
@@ -363,11 +370,11 @@ pub(crate) fn submit_subcommand(
 /// A `container.move` subcommand from decoded arguments: the same checks,
 /// events and failure reporting as [`submit_subcommand`] with the payload
 /// `{entity, from, to, index}`, without building one.
-pub(crate) fn submit_move(
+fn submit_move(
     ctx: &mut ScriptCtx<'_, '_>,
     script_id: &Id,
     binding_id: &Id,
-    args: crate::actions::container::MoveArgs<'_>,
+    args: crate::host::MoveArgs<'_>,
 ) -> Result<(), Rejection> {
     let ty = TypeName::Registered(ActionType::ContainerMove);
     subcommand(ctx, script_id, binding_id, &ty, None, |txn, _| {

@@ -3,20 +3,12 @@
 use crate::action::Action;
 use crate::actions::{find, need};
 use crate::event::EventKind;
+use crate::host::MoveArgs;
 use crate::payload::{safe_index, Payload};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, EntityKey, Id, Placement, State};
 use crate::txn::Txn;
-
-/// A decoded `container.move` payload.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MoveArgs<'a> {
-    pub entity: &'a str,
-    pub from: Option<&'a str>,
-    pub to: Option<&'a str>,
-    pub index: u64,
-}
 
 /// Atomic transfer between containers, or between a container and the world
 /// (`null`). `from` must match where the entity is; the target must have
