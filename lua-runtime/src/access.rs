@@ -12,7 +12,7 @@ use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
 use crate::convert::{number, to_json_with, to_lua, to_value_with, Resolve, DEPTH_MAX};
-use crate::host::Shared;
+use crate::shared::Shared;
 
 /// The storage entry the runtime keeps its own records in (prompt
 /// callbacks, timer data). Scripts write only their own storage, and
@@ -270,7 +270,7 @@ impl Call<'_, '_, '_> {
         };
         let what = usize::try_from(code - 1)
             .ok()
-            .and_then(|i| crate::native::READ_FIELDS.get(i))
+            .and_then(|i| READ_FIELDS.get(i))
             .ok_or_else(|| mlua::Error::runtime("unknown entity field code"))?;
         Ok((true, self.field(lua, e, what)?))
     }
@@ -899,6 +899,24 @@ fn value_depth(v: &Value) -> usize {
         _ => 0,
     }
 }
+
+/// Entity fields `read(key, code)` serves, by code (1-based). The prelude
+/// receives this list and builds its name → code table from it, so the two
+/// sides cannot disagree.
+pub const READ_FIELDS: &[&str] = &[
+    "transform",
+    "flipped",
+    "locked",
+    "value",
+    "faces",
+    "text",
+    "tags",
+    "props",
+    "heldBy",
+    "count",
+    "items",
+    "placement",
+];
 
 /// Most values one script's storage may hold (every number, string,
 /// boolean, list and table counts one).

@@ -18,6 +18,7 @@ use mlua::{
 
 use crate::access::{Access, Call, RUNTIME_STORAGE};
 use crate::convert::{number, to_lua};
+use crate::shared::Shared;
 use crate::slot::Slot;
 use digipology_kernel::event::Field;
 
@@ -118,110 +119,6 @@ fn place(file: &str, line: u32) -> String {
         file.to_owned()
     } else {
         format!("{file}:{line}")
-    }
-}
-
-/// Flags shared between the host, the hook and native functions.
-#[derive(Debug)]
-pub struct Shared {
-    remaining: Cell<i64>,
-    exhausted: Cell<bool>,
-    fail_kind: Cell<Option<ScriptErrorKind>>,
-    doom: RefCell<Option<(String, ScriptErrorKind)>>,
-    /// Values each script's storage holds, counted when a transaction
-    /// first writes it (cleared with every transaction).
-    storage_values: RefCell<Vec<(String, u64)>>,
-    log: RefCell<Vec<String>>,
-    ids: Cell<u32>,
-    /// Lua strings of ids already passed to scripts: pushing one again
-    /// needs no allocation (which mlua would protect with a `pcall`).
-    strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
-}
-
-impl Shared {
-    /// `s` as a Lua string, from the cache of ids (at most 65,536 strings of
-    /// at most 64 bytes are kept).
-    pub fn string(&self, lua: &Lua, s: &str) -> mlua::Result<mlua::LuaString> {
-        if let Some(v) = self.strings.borrow().get(s) {
-            return Ok(v.clone());
-        }
-        let v = lua.create_string(s)?;
-        let mut cache = self.strings.borrow_mut();
-        if s.len() <= 64 && cache.len() < 65_536 {
-            cache.insert(s.into(), v.clone());
-        }
-        Ok(v)
-    }
-
-    /// Records the kind of the failure being raised.
-    pub fn fail(&self, kind: ScriptErrorKind) {
-        if self.fail_kind.get().is_none() {
-            self.fail_kind.set(Some(kind));
-        }
-    }
-
-    /// Records the first rejected subcommand of the transaction, with the
-    /// kind it is reported as (`budget` for the cascade bound, else
-    /// `subcommand`) — the same whether or not the script catches it.
-    pub fn doom(&self, msg: &str, kind: ScriptErrorKind) {
-        let mut d = self.doom.borrow_mut();
-        if d.is_none() {
-            *d = Some((msg.to_owned(), kind));
-        }
-    }
-
-    /// How many values `script`'s storage holds (counted with `count` the
-    /// first time in a transaction).
-    pub fn storage_values(&self, script: &str, count: impl FnOnce() -> u64) -> u64 {
-        if let Some((_, n)) = self
-            .storage_values
-            .borrow()
-            .iter()
-            .find(|(s, _)| s == script)
-        {
-            return *n;
-        }
-        let n = count();
-        self.storage_values
-            .borrow_mut()
-            .push((script.to_owned(), n));
-        n
-    }
-
-    /// Records how many values `script`'s storage holds after a write.
-    pub fn set_storage_values(&self, script: &str, n: u64) {
-        let mut all = self.storage_values.borrow_mut();
-        match all.iter_mut().find(|(s, _)| s == script) {
-            Some((_, v)) => *v = n,
-            None => all.push((script.to_owned(), n)),
-        }
-    }
-
-    /// The next number for a deterministic prompt/timer id.
-    pub fn next_id(&self) -> u32 {
-        let n = self.ids.get() + 1;
-        self.ids.set(n);
-        n
-    }
-
-    /// Instructions left in this transaction's budget.
-    pub fn remaining(&self) -> i64 {
-        self.remaining.get()
-    }
-
-    /// Charges `n` instructions of native work (a storage copy); false,
-    /// with the budget marked exhausted, when it does not fit.
-    pub fn charge_copy(&self, n: u64) -> bool {
-        self.charge(i64::try_from(n).unwrap_or(i64::MAX))
-    }
-
-    fn charge(&self, n: i64) -> bool {
-        let left = self.remaining.get() - n;
-        self.remaining.set(left);
-        if left <= 0 {
-            self.exhausted.set(true);
-        }
-        !self.exhausted.get()
     }
 }
 

@@ -14,6 +14,7 @@ mod access;
 mod convert;
 mod host;
 mod native;
+mod shared;
 mod slot;
 
 pub use host::{

@@ -11,25 +11,8 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
+use crate::access::READ_FIELDS;
 use crate::slot::Slot;
-
-/// Entity fields `read(key, code)` serves, by code (1-based). The prelude
-/// receives this list and builds its name → code table from it, so the two
-/// sides cannot disagree.
-pub const READ_FIELDS: &[&str] = &[
-    "transform",
-    "flipped",
-    "locked",
-    "value",
-    "faces",
-    "text",
-    "tags",
-    "props",
-    "heldBy",
-    "count",
-    "items",
-    "placement",
-];
 
 fn outside() -> mlua::Error {
     mlua::Error::runtime("the game can only be reached from inside a callback")
