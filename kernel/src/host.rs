@@ -257,7 +257,7 @@ impl ScriptCtx<'_, '_> {
     /// The player whose top-level action is running (its `player`
     /// source), or `None` when the system or a script issued it.
     pub fn actor(&self) -> Option<&Id> {
-        self.txn.actor.as_ref()
+        self.txn.actor()
     }
 
     /// Events emitted so far in this transaction (subcommands included).
@@ -267,7 +267,7 @@ impl ScriptCtx<'_, '_> {
 
     /// Whether a subcommand has already failed (the transaction is doomed).
     pub fn is_doomed(&self) -> bool {
-        self.txn.poison.is_some()
+        self.txn.poisoned().is_some()
     }
 
     /// Issues a subcommand with the script source and applies it at once.

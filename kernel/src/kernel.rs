@@ -17,7 +17,7 @@ use crate::payload::Fields;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
 pub use crate::txn::Limits;
-use crate::txn::{Buffers, Failure, Poison, Txn};
+use crate::txn::{Buffers, Failure, Txn};
 use crate::value::Value;
 use std::borrow::Cow;
 
@@ -180,7 +180,7 @@ impl Kernel {
             buffers,
         );
         if let crate::action::Source::Player { player_id } = &action.source {
-            txn.actor = Some(player_id.clone());
+            txn.set_actor(Some(player_id.clone()));
         }
         let result = execute(&mut txn, action, host);
         let (events, accepted) = match result {
@@ -190,7 +190,7 @@ impl Kernel {
                 (events, true)
             }
             Ok(()) => {
-                let events = std::mem::take(&mut txn.events);
+                let events = txn.take_events();
                 self.buffers = txn.rollback();
                 (events, true)
             }
@@ -306,16 +306,15 @@ fn dispatch(txn: &mut Txn<'_>, host: &mut dyn ScriptHost) -> Result<(), Failure>
             i += 1;
             continue;
         }
-        let event = txn.events[i].clone();
-        txn.depth = txn.event_depths[i] + 1;
+        let event = txn.enter_event(i);
         let mut ctx = ScriptCtx {
             txn,
             event_type: event.type_name(),
             subcommands: &SUBCOMMANDS,
         };
         host.on_event(&mut ctx, &event).map_err(Failure::Script)?;
-        if let Some(p) = &txn.poison {
-            return Err(Failure::Script(p.failure.clone()));
+        if let Some(f) = txn.poisoned() {
+            return Err(Failure::Script(f.clone()));
         }
         i += 1;
     }
@@ -396,28 +395,24 @@ fn subcommand(
     // The handler's name is only needed for a failure report: built there.
     let event_type = ctx.event_type;
     let txn = &mut *ctx.txn;
-    if txn.poison.is_some() {
+    if txn.poisoned().is_some() {
         return Err(Rejection::new(
             RejectCode::ScriptError,
             "an earlier subcommand failed; this transaction will roll back",
         ));
     }
     let doom = |txn: &mut Txn<'_>, r: Rejection, kind: ScriptErrorKind| {
-        txn.poison = Some(Poison {
-            failure: ScriptFailure {
-                script_id: script_id.to_string(),
-                binding_id: binding_id.to_string(),
-                function: handler_name(event_type),
-                line: None,
-                message: format!("subcommand {} rejected: {r}", action_type.as_str()),
-                kind,
-            },
+        txn.poison(ScriptFailure {
+            script_id: script_id.to_string(),
+            binding_id: binding_id.to_string(),
+            function: handler_name(event_type),
+            line: None,
+            message: format!("subcommand {} rejected: {r}", action_type.as_str()),
+            kind,
         });
         Err(r)
     };
-    txn.subcommands += 1;
-    let limits = txn.limits;
-    if txn.subcommands > limits.subcommands_max || txn.depth > limits.cascade_depth_max {
+    if let Err(limits) = txn.count_subcommand() {
         let r = Rejection::new(
             RejectCode::CascadeLimit,
             format!(
@@ -449,7 +444,7 @@ fn subcommand(
             // Script sources never run guards, so this cannot happen; treat
             // it as the failure it reports.
             let r = Rejection::new(RejectCode::ScriptError, f.message.clone());
-            txn.poison = Some(Poison { failure: f });
+            txn.poison(f);
             Err(r)
         }
     }

@@ -98,7 +98,7 @@ impl Clone for Buffers {
 
 /// Why a transaction is doomed even if the script swallowed the error.
 #[derive(Clone, Debug)]
-pub(crate) struct Poison {
+struct Poison {
     pub failure: ScriptFailure,
 }
 
@@ -108,19 +108,19 @@ pub struct Txn<'s> {
     undo: Vec<Undo>,
     rng_saved: bool,
     pub(crate) events: Vec<Event>,
-    pub(crate) event_depths: Vec<u32>,
-    pub(crate) depth: u32,
-    pub(crate) subcommands: u32,
+    event_depths: Vec<u32>,
+    depth: u32,
+    subcommands: u32,
     spawns: u32,
-    pub(crate) poison: Option<Poison>,
-    pub(crate) limits: Limits,
+    poison: Option<Poison>,
+    limits: Limits,
     seq: u64,
     action_id: ActionId,
     /// Scripts whose storage root is already saved for rollback.
     storage_saved: Vec<String>,
     /// The player whose action this transaction runs (`None` for system
     /// and script sources).
-    pub(crate) actor: Option<Id>,
+    actor: Option<Id>,
     finished: bool,
 }
 
@@ -174,6 +174,53 @@ impl<'s> Txn<'s> {
             kind,
         });
         self.event_depths.push(self.depth);
+    }
+
+    /// Records whose action this is (a player source).
+    pub(crate) fn set_actor(&mut self, actor: Option<Id>) {
+        self.actor = actor;
+    }
+
+    /// The player whose action this transaction runs.
+    pub(crate) fn actor(&self) -> Option<&Id> {
+        self.actor.as_ref()
+    }
+
+    /// The buffered event `i`, about to be delivered: later subcommands
+    /// issued for it sit one level deeper in the cascade.
+    pub(crate) fn enter_event(&mut self, i: usize) -> Event {
+        self.depth = self.event_depths[i] + 1;
+        self.events[i].clone()
+    }
+
+    /// Counts one more subcommand; `Err` with the bounds when this one
+    /// passes either of them.
+    pub(crate) fn count_subcommand(&mut self) -> Result<(), Limits> {
+        self.subcommands += 1;
+        if self.subcommands > self.limits.subcommands_max
+            || self.depth > self.limits.cascade_depth_max
+        {
+            return Err(self.limits);
+        }
+        Ok(())
+    }
+
+    /// Dooms the transaction with its first failure (later ones are
+    /// ignored): whatever happens next, it rolls back.
+    pub(crate) fn poison(&mut self, failure: ScriptFailure) {
+        if self.poison.is_none() {
+            self.poison = Some(Poison { failure });
+        }
+    }
+
+    /// The failure that doomed the transaction, if one did.
+    pub(crate) fn poisoned(&self) -> Option<&ScriptFailure> {
+        self.poison.as_ref().map(|p| &p.failure)
+    }
+
+    /// The events buffered so far, taken (a dry run reports them).
+    pub(crate) fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
     }
 
     /// Keeps every change and returns the events in emission order, with the
