@@ -1,4 +1,4 @@
-//! deck.shuffle, deck.draw_to_container.
+//! deck.shuffle, deck.draw_to_container, deck.draw_to_world, deck.deal.
 
 use crate::action::Action;
 use crate::actions::{find, need, need_enabled};

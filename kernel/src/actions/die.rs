@@ -1,4 +1,4 @@
-//! die.roll.
+//! die.roll, die.set_value.
 
 use crate::action::Action;
 use crate::actions::{find, need};

@@ -1,5 +1,5 @@
 //! system.game_start, system.player_joined, system.player_left,
-//! system.seat_assign.
+//! system.seat_assign, system.player_disconnected, system.player_removed.
 
 use crate::action::Action;
 use crate::event::EventKind;
