@@ -313,3 +313,27 @@ fn every_json_example_is_true() {
     assert!(games >= 2, "only {games} game.json examples checked");
     assert!(scenarios >= 1, "only {scenarios} scenario examples checked");
 }
+
+/// The rejection-code table in docs/formats.md names exactly the kernel's
+/// codes (one list, generated in the kernel; the doc must follow it).
+#[test]
+fn the_rejection_code_table_matches_the_kernel() {
+    let doc = std::fs::read_to_string(root().join("docs/formats.md")).expect("formats.md");
+    let start = doc.find("## Rejection codes").expect("the section");
+    let end = start + doc[start..].find("\n## ").expect("the next section");
+    let mut documented = std::collections::BTreeSet::new();
+    for line in doc[start..end].lines().filter(|l| l.starts_with("| `")) {
+        let first_cell = line.split('|').nth(1).unwrap_or("");
+        for code in first_cell.split('`').skip(1).step_by(2) {
+            documented.insert(code.to_owned());
+        }
+    }
+    let kernel: std::collections::BTreeSet<String> = digipology_kernel::RejectCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    assert_eq!(
+        documented, kernel,
+        "docs/formats.md's rejection codes differ from the kernel's"
+    );
+}
