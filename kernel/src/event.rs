@@ -470,7 +470,26 @@ impl EventKind {
                 v.extend(entity_ids.iter());
                 v
             }
-            _ => Vec::new(),
+            // Events that name no entity (players, seats, prompts, a
+            // dissolved stack's id, timers — a timer's entity is reached
+            // through its stored callback — and the runner's reports).
+            // Listed one by one: a new event must say which it names.
+            EventKind::GameStarted { .. }
+            | EventKind::PlayerJoined { .. }
+            | EventKind::PlayerLeft { .. }
+            | EventKind::PlayerDisconnected { .. }
+            | EventKind::PlayerRemoved { .. }
+            | EventKind::SeatAssigned { .. }
+            | EventKind::SeatLeft { .. }
+            | EventKind::StackDissolved { .. }
+            | EventKind::PromptCreated { .. }
+            | EventKind::PromptResponded { .. }
+            | EventKind::PromptCanceled { .. }
+            | EventKind::TimerRegistered { .. }
+            | EventKind::TimerCanceled { .. }
+            | EventKind::TimerFired { .. }
+            | EventKind::ActionRejected { .. }
+            | EventKind::ScriptError { .. } => Vec::new(),
         }
     }
 
