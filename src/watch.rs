@@ -471,13 +471,10 @@ fn vanished_callbacks(room: &Room) -> Vec<String> {
         _ => String::new(),
     };
     for (id, timer) in &state.timers {
-        if !timer.is_scheduled() {
-            continue;
-        }
         let (cb, script, binding) = (
-            text(timer.get("callback")),
-            text(timer.get("scriptId")),
-            text(timer.get("bindingId")),
+            timer.callback.clone(),
+            timer.script_id.clone(),
+            timer.binding_id.clone(),
         );
         if !host.has_function(&script, &binding, &cb) {
             out.push(format!("timer {id}: its callback '{cb}' (script {script}) no longer exists; its fire will be a script error"));

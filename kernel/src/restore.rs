@@ -87,7 +87,7 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     link_containers(&mut state)?;
     state.rebuild_indexes();
     state.prompts = records(&top["prompts"], "state.prompts", |record| Prompt { record })?;
-    state.timers = records(&top["timers"], "state.timers", |record| Timer { record })?;
+    state.timers = timers(&top["timers"])?;
     match Value::from_json(&top["storage"]) {
         Ok(Value::Object(s)) => state.storage = s,
         _ => return err("state.storage", "must be an object of canonical values"),
@@ -129,19 +129,6 @@ fn consistent(state: &State) -> Result<(), LoadError> {
         }
     }
     let text = |v: &Value| matches!(v, Value::String(s) if !s.is_empty());
-    for (id, t) in &state.timers {
-        let ok = t.is_scheduled()
-            && matches!(t.get("delay"), Value::Number(d) if *d > 0.0)
-            && ["callback", "scriptId", "bindingId"]
-                .iter()
-                .all(|k| text(t.get(k)));
-        if !ok {
-            return err(
-                &format!("state.timers[\"{id}\"]"),
-                "not a scheduled timer record (delay, callback, scriptId, bindingId, status \"scheduled\")",
-            );
-        }
-    }
     for (id, p) in &state.prompts {
         let status = p.get("status");
         let ok = ["open", "resolved", "canceled"]
@@ -205,6 +192,26 @@ fn records<T>(
                 out.insert(Id::from(id.as_str()), make(record));
             }
             _ => return err(&format!("{path}[\"{id}\"]"), "must be an object"),
+        }
+    }
+    Ok(out)
+}
+
+/// Scheduled timers, each read back into its typed record.
+fn timers(v: &Json) -> Result<BTreeMap<Id, Timer>, LoadError> {
+    let mut out = BTreeMap::new();
+    for (id, r) in as_object(v, "state.timers")? {
+        let timer = Value::from_json(r).ok().and_then(|v| Timer::from_value(&v));
+        match timer {
+            Some(t) => {
+                out.insert(Id::from(id.as_str()), t);
+            }
+            None => {
+                return err(
+                    &format!("state.timers[\"{id}\"]"),
+                    "not a scheduled timer record (delay, callback, scriptId, bindingId, entityId, status \"scheduled\")",
+                )
+            }
         }
     }
     Ok(out)

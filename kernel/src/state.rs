@@ -277,13 +277,21 @@ pub struct Prompt {
     pub record: BTreeMap<String, Value>,
 }
 
-/// A one-shot timer: its canonical record `{delay, callback, scriptId,
-/// bindingId, entityId, status}`. Only scheduled timers are kept (status
-/// `scheduled`): a timer leaves the state when it fires or is canceled.
+/// A scheduled one-shot timer. Only scheduled timers are kept: a timer
+/// leaves the state when it fires or is canceled. Its canonical record is
+/// `{delay, callback, scriptId, bindingId, entityId, status: "scheduled"}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timer {
-    /// The canonical record.
-    pub record: BTreeMap<String, Value>,
+    /// Delay in milliseconds, as registered.
+    pub delay: f64,
+    /// The callback's name.
+    pub callback: String,
+    /// The script that armed it.
+    pub script_id: String,
+    /// The binding that armed it.
+    pub binding_id: String,
+    /// The entity of that binding, if it is an entity binding.
+    pub entity_id: Option<String>,
 }
 
 impl Prompt {
@@ -299,14 +307,45 @@ impl Prompt {
 }
 
 impl Timer {
-    /// A field of the record (`Null` when absent).
-    pub fn get(&self, key: &str) -> &Value {
-        self.record.get(key).unwrap_or(&Value::Null)
+    /// The canonical record.
+    pub fn to_value(&self) -> Value {
+        object([
+            ("delay", Value::Number(self.delay)),
+            ("callback", Value::from(self.callback.as_str())),
+            ("scriptId", Value::from(self.script_id.as_str())),
+            ("bindingId", Value::from(self.binding_id.as_str())),
+            ("entityId", Value::from(self.entity_id.as_deref())),
+            ("status", Value::from("scheduled")),
+        ])
     }
 
-    /// Whether the timer is still waiting to fire.
-    pub fn is_scheduled(&self) -> bool {
-        self.get("status") == &Value::from("scheduled")
+    /// Reads a canonical record back (`None` when it is not one: a missing
+    /// or mistyped field, or a status other than `scheduled`).
+    pub fn from_value(v: &Value) -> Option<Timer> {
+        let Value::Object(o) = v else { return None };
+        let text = |k: &str| match o.get(k) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        };
+        let delay = match o.get("delay") {
+            Some(Value::Number(d)) if *d > 0.0 => *d,
+            _ => return None,
+        };
+        let entity_id = match o.get("entityId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return None,
+        };
+        if o.get("status") != Some(&Value::from("scheduled")) || o.len() != 6 {
+            return None;
+        }
+        Some(Timer {
+            delay,
+            callback: text("callback")?,
+            script_id: text("scriptId")?,
+            binding_id: text("bindingId")?,
+            entity_id,
+        })
     }
 }
 
@@ -709,10 +748,7 @@ impl State {
             "prompts".to_owned(),
             id_map(&self.prompts, |p| Value::Object(p.record.clone())),
         );
-        top.insert(
-            "timers".to_owned(),
-            id_map(&self.timers, |t| Value::Object(t.record.clone())),
-        );
+        top.insert("timers".to_owned(), id_map(&self.timers, Timer::to_value));
         top.insert("storage".to_owned(), Value::Object(self.storage.clone()));
         top.insert("rng".to_owned(), self.rng.to_value());
         Value::Object(top)

@@ -1,21 +1,11 @@
 //! timer.register, timer.cancel, system.timer_fire.
 
-use std::collections::BTreeMap;
-
 use crate::action::Action;
 use crate::event::{EventKind, TimerTarget};
 use crate::payload::Payload;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Id, Timer};
 use crate::txn::Txn;
-use crate::value::Value;
-
-fn text(t: &Timer, key: &str) -> String {
-    match t.get(key) {
-        Value::String(s) => s.clone(),
-        _ => String::new(),
-    }
-}
 
 /// A new id, a positive finite delay, non-empty callback/script/binding.
 pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
@@ -51,19 +41,17 @@ pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejecti
             format!("timer \"{timer_id}\" already exists"),
         );
     }
-    let mut record = BTreeMap::new();
-    for (k, v) in [
-        ("delay", Value::Number(delay)),
-        ("callback", Value::from(callback)),
-        ("scriptId", Value::from(script_id)),
-        ("bindingId", Value::from(binding_id)),
-        ("entityId", Value::from(entity_id)),
-        ("status", Value::from("scheduled")),
-    ] {
-        record.insert(k.to_owned(), v);
-    }
     let id = Id::from(timer_id);
-    txn.set_timer(id.clone(), Some(Timer { record }));
+    txn.set_timer(
+        id.clone(),
+        Some(Timer {
+            delay,
+            callback: callback.to_owned(),
+            script_id: script_id.to_owned(),
+            binding_id: binding_id.to_owned(),
+            entity_id: entity_id.map(str::to_owned),
+        }),
+    );
     txn.emit(EventKind::TimerRegistered {
         timer_id: id,
         delay,
@@ -80,7 +68,7 @@ pub(crate) fn register(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejecti
 fn scheduled(txn: &Txn<'_>, p: &Payload<'_>) -> Result<(Id, Timer), Rejection> {
     let id = p.str("timerId")?;
     match txn.state().timers.get_key_value(id) {
-        Some((tid, timer)) if timer.is_scheduled() => Ok((tid.clone(), timer.clone())),
+        Some((tid, timer)) => Ok((tid.clone(), timer.clone())),
         _ => reject(
             RejectCode::TimerNotFound,
             format!("no scheduled timer \"{id}\" (never registered, already fired, or canceled)"),
@@ -104,23 +92,14 @@ pub(crate) fn cancel(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
 pub(crate) fn fire(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["timerId"])?;
     let (id, timer) = scheduled(txn, &p)?;
-    let entity = match timer.get("entityId") {
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    };
-    let (callback, script_id, binding_id) = (
-        text(&timer, "callback"),
-        text(&timer, "scriptId"),
-        text(&timer, "bindingId"),
-    );
     txn.set_timer(id.clone(), None);
     txn.emit(EventKind::TimerFired {
         timer_id: id,
         target: Box::new(TimerTarget {
-            callback,
-            script_id,
-            binding_id,
-            entity_id: entity,
+            callback: timer.callback,
+            script_id: timer.script_id,
+            binding_id: timer.binding_id,
+            entity_id: timer.entity_id,
         }),
     });
     Ok(())
