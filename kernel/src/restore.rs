@@ -86,8 +86,18 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     load_stacks(&mut state, &top["stacks"])?;
     link_containers(&mut state)?;
     state.rebuild_indexes();
-    state.prompts = records(&top["prompts"], "state.prompts", |record| Prompt { record })?;
-    state.timers = timers(&top["timers"])?;
+    state.prompts = records(
+        &top["prompts"],
+        "state.prompts",
+        "a prompt record (kind, playerId, title, choices, min, max, step, default, status open, resolved or canceled, response)",
+        Prompt::from_value,
+    )?;
+    state.timers = records(
+        &top["timers"],
+        "state.timers",
+        "a scheduled timer record (delay, callback, scriptId, bindingId, entityId, status \"scheduled\")",
+        Timer::from_value,
+    )?;
     match Value::from_json(&top["storage"]) {
         Ok(Value::Object(s)) => state.storage = s,
         _ => return err("state.storage", "must be an object of canonical values"),
@@ -126,21 +136,6 @@ fn consistent(state: &State) -> Result<(), LoadError> {
                     format!("\"{p}\" is not a player in the room"),
                 );
             }
-        }
-    }
-    let text = |v: &Value| matches!(v, Value::String(s) if !s.is_empty());
-    for (id, p) in &state.prompts {
-        let status = p.get("status");
-        let ok = ["open", "resolved", "canceled"]
-            .iter()
-            .any(|s| status == &Value::from(*s))
-            && text(p.get("playerId"))
-            && text(p.get("kind"));
-        if !ok {
-            return err(
-                &format!("state.prompts[\"{id}\"]"),
-                "not a prompt record (kind, playerId, status open, resolved or canceled)",
-            );
         }
     }
     Ok(())
@@ -183,35 +178,16 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
 fn records<T>(
     v: &Json,
     path: &str,
-    make: impl Fn(BTreeMap<String, Value>) -> T,
+    what: &str,
+    read: fn(&Value) -> Option<T>,
 ) -> Result<BTreeMap<Id, T>, LoadError> {
     let mut out = BTreeMap::new();
     for (id, r) in as_object(v, path)? {
-        match Value::from_json(r) {
-            Ok(Value::Object(record)) => {
-                out.insert(Id::from(id.as_str()), make(record));
+        match Value::from_json(r).ok().as_ref().and_then(read) {
+            Some(record) => {
+                out.insert(Id::from(id.as_str()), record);
             }
-            _ => return err(&format!("{path}[\"{id}\"]"), "must be an object"),
-        }
-    }
-    Ok(out)
-}
-
-/// Scheduled timers, each read back into its typed record.
-fn timers(v: &Json) -> Result<BTreeMap<Id, Timer>, LoadError> {
-    let mut out = BTreeMap::new();
-    for (id, r) in as_object(v, "state.timers")? {
-        let timer = Value::from_json(r).ok().and_then(|v| Timer::from_value(&v));
-        match timer {
-            Some(t) => {
-                out.insert(Id::from(id.as_str()), t);
-            }
-            None => {
-                return err(
-                    &format!("state.timers[\"{id}\"]"),
-                    "not a scheduled timer record (delay, callback, scriptId, bindingId, entityId, status \"scheduled\")",
-                )
-            }
+            None => return err(&format!("{path}[\"{id}\"]"), format!("must be {what}")),
         }
     }
     Ok(out)

@@ -267,14 +267,53 @@ pub struct Stack {
     pub items: Vec<Id>,
 }
 
-/// A prompt (created by scripts, answered by players): its canonical record
-/// `{kind, playerId, title, choices, min, max, step, default, status,
-/// response}` (absent options are `null`; status `open`, `resolved` or
-/// `canceled`).
+/// Where a prompt stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptStatus {
+    /// Waiting for its answer.
+    Open,
+    /// Answered.
+    Resolved,
+    /// Canceled before it was answered.
+    Canceled,
+}
+
+impl PromptStatus {
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptStatus::Open => "open",
+            PromptStatus::Resolved => "resolved",
+            PromptStatus::Canceled => "canceled",
+        }
+    }
+}
+
+/// A prompt (created by scripts, answered by players). Its canonical record
+/// is `{kind, playerId, title, choices, min, max, step, default, status,
+/// response}`, absent options written `null`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
-    /// The canonical record.
-    pub record: BTreeMap<String, Value>,
+    /// `choice`, `confirm` or `number`.
+    pub kind: String,
+    /// The player asked.
+    pub player_id: Id,
+    /// The question.
+    pub title: String,
+    /// The choices of a `choice` prompt.
+    pub choices: Option<Vec<Value>>,
+    /// Bounds and grid of a `number` prompt.
+    pub min: Option<f64>,
+    /// See `min`.
+    pub max: Option<f64>,
+    /// See `min`.
+    pub step: Option<f64>,
+    /// The default answer (`Null` when none).
+    pub default: Value,
+    /// Where it stands.
+    pub status: PromptStatus,
+    /// The answer, once resolved (`Null` before).
+    pub response: Value,
 }
 
 /// A scheduled one-shot timer. Only scheduled timers are kept: a timer
@@ -295,14 +334,70 @@ pub struct Timer {
 }
 
 impl Prompt {
-    /// A field of the record (`Null` when absent).
-    pub fn get(&self, key: &str) -> &Value {
-        self.record.get(key).unwrap_or(&Value::Null)
-    }
-
     /// Whether the prompt still waits for its answer.
     pub fn is_open(&self) -> bool {
-        self.get("status") == &Value::from("open")
+        self.status == PromptStatus::Open
+    }
+
+    /// The canonical record.
+    pub fn to_value(&self) -> Value {
+        let num = |v: Option<f64>| v.map_or(Value::Null, Value::Number);
+        object([
+            ("kind", Value::from(self.kind.as_str())),
+            ("playerId", Value::from(&*self.player_id)),
+            ("title", Value::from(self.title.as_str())),
+            (
+                "choices",
+                self.choices.clone().map_or(Value::Null, Value::Array),
+            ),
+            ("min", num(self.min)),
+            ("max", num(self.max)),
+            ("step", num(self.step)),
+            ("default", self.default.clone()),
+            ("status", Value::from(self.status.as_str())),
+            ("response", self.response.clone()),
+        ])
+    }
+
+    /// Reads a canonical record back (`None` when it is not one).
+    pub fn from_value(v: &Value) -> Option<Prompt> {
+        let Value::Object(o) = v else { return None };
+        if o.len() != 10 {
+            return None;
+        }
+        let text = |k: &str| match o.get(k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let num = |k: &str| match o.get(k) {
+            Some(Value::Null) => Some(None),
+            Some(Value::Number(n)) => Some(Some(*n)),
+            _ => None,
+        };
+        let status = match text("status")?.as_str() {
+            "open" => PromptStatus::Open,
+            "resolved" => PromptStatus::Resolved,
+            "canceled" => PromptStatus::Canceled,
+            _ => return None,
+        };
+        let choices = match o.get("choices")? {
+            Value::Null => None,
+            Value::Array(a) => Some(a.clone()),
+            _ => return None,
+        };
+        let player_id = text("playerId").filter(|p| !p.is_empty())?;
+        Some(Prompt {
+            kind: text("kind").filter(|k| !k.is_empty())?,
+            player_id: Id::from(player_id.as_str()),
+            title: text("title")?,
+            choices,
+            min: num("min")?,
+            max: num("max")?,
+            step: num("step")?,
+            default: o.get("default")?.clone(),
+            status,
+            response: o.get("response")?.clone(),
+        })
     }
 }
 
@@ -746,7 +841,7 @@ impl State {
         );
         top.insert(
             "prompts".to_owned(),
-            id_map(&self.prompts, |p| Value::Object(p.record.clone())),
+            id_map(&self.prompts, Prompt::to_value),
         );
         top.insert("timers".to_owned(), id_map(&self.timers, Timer::to_value));
         top.insert("storage".to_owned(), Value::Object(self.storage.clone()));

@@ -1,14 +1,12 @@
 //! prompt.create, prompt.cancel, prompt.respond.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value as Json;
 
 use crate::action::Action;
 use crate::event::{EventKind, PromptOptions};
 use crate::payload::{json_type, Payload};
 use crate::reject::{reject, RejectCode, Rejection};
-use crate::state::{Id, Prompt};
+use crate::state::{Id, Prompt, PromptStatus};
 use crate::txn::Txn;
 use crate::value::Value;
 
@@ -93,25 +91,24 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
     let pid = pid.clone();
     check_kind(kind, choices.as_deref(), min, max, step, default.as_ref())?;
     let num = |v: Option<f64>| v.map_or(Value::Null, Value::Number);
-    let choices_value = choices.map_or(Value::Null, Value::Array);
+    let choices_value = choices.clone().map_or(Value::Null, Value::Array);
     let default = default.unwrap_or(Value::Null);
-    let mut record = BTreeMap::new();
-    for (k, v) in [
-        ("kind", Value::from(kind)),
-        ("playerId", Value::from(&*pid)),
-        ("title", Value::from(title)),
-        ("choices", choices_value.clone()),
-        ("min", num(min)),
-        ("max", num(max)),
-        ("step", num(step)),
-        ("default", default.clone()),
-        ("status", Value::from("open")),
-        ("response", Value::Null),
-    ] {
-        record.insert(k.to_owned(), v);
-    }
     let prompt_id = Id::from(id);
-    txn.set_prompt(prompt_id.clone(), Prompt { record });
+    txn.set_prompt(
+        prompt_id.clone(),
+        Prompt {
+            kind: kind.to_owned(),
+            player_id: pid.clone(),
+            title: title.to_owned(),
+            choices,
+            min,
+            max,
+            step,
+            default: default.clone(),
+            status: PromptStatus::Open,
+            response: Value::Null,
+        },
+    );
     txn.emit(EventKind::PromptCreated {
         prompt_id,
         player_id: pid,
@@ -196,31 +193,19 @@ fn open_prompt<'s>(txn: &'s Txn<'_>, p: &Payload<'_>) -> Result<(Id, &'s Prompt)
     if !prompt.is_open() {
         return reject(
             RejectCode::PromptClosed,
-            format!(
-                "prompt \"{id}\" is already {}",
-                value_str(prompt.get("status"))
-            ),
+            format!("prompt \"{id}\" is already {}", prompt.status.as_str()),
         );
     }
     Ok((pid.clone(), prompt))
-}
-
-fn value_str(v: &Value) -> &str {
-    match v {
-        Value::String(s) => s,
-        _ => "",
-    }
 }
 
 /// An open prompt becomes canceled.
 pub(crate) fn cancel(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["promptId"])?;
     let (id, prompt) = open_prompt(txn, &p)?;
-    let player = Id::from(value_str(prompt.get("playerId")));
+    let player = prompt.player_id.clone();
     let mut prompt = prompt.clone();
-    prompt
-        .record
-        .insert("status".into(), Value::from("canceled"));
+    prompt.status = PromptStatus::Canceled;
     txn.set_prompt(id.clone(), prompt);
     txn.emit(EventKind::PromptCanceled {
         prompt_id: id,
@@ -238,25 +223,21 @@ pub(crate) fn respond(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let response = canonical(&raw, "response")?;
     let (id, prompt) = open_prompt(txn, &p)?;
     let actor = action.source.player_id().unwrap_or_default();
-    let target = value_str(prompt.get("playerId"));
+    let target = &*prompt.player_id;
     if actor != target {
         return reject(
             RejectCode::WrongPlayer,
             format!("prompt \"{id}\" is for \"{target}\", not \"{actor}\""),
         );
     }
-    let fits = match value_str(prompt.get("kind")) {
-        "choice" => matches!(prompt.get("choices"), Value::Array(c) if c.contains(&response)),
+    let fits = match prompt.kind.as_str() {
+        "choice" => prompt
+            .choices
+            .as_ref()
+            .is_some_and(|c| c.contains(&response)),
         "confirm" => matches!(response, Value::Bool(_)),
-        "number" => match (
-            &response,
-            prompt.get("min"),
-            prompt.get("max"),
-            prompt.get("step"),
-        ) {
-            (Value::Number(n), Value::Number(min), Value::Number(max), Value::Number(step)) => {
-                on_grid(*n, *min, *max, *step)
-            }
+        "number" => match (&response, prompt.min, prompt.max, prompt.step) {
+            (Value::Number(n), Some(min), Some(max), Some(step)) => on_grid(*n, min, max, step),
             _ => false,
         },
         _ => false,
@@ -270,12 +251,10 @@ pub(crate) fn respond(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
             ),
         );
     }
-    let player = Id::from(target);
+    let player = prompt.player_id.clone();
     let mut prompt = prompt.clone();
-    prompt
-        .record
-        .insert("status".into(), Value::from("resolved"));
-    prompt.record.insert("response".into(), response.clone());
+    prompt.status = PromptStatus::Resolved;
+    prompt.response = response.clone();
     txn.set_prompt(id.clone(), prompt);
     txn.emit(EventKind::PromptResponded {
         prompt_id: id,
