@@ -325,7 +325,7 @@ fn every_example_runs_with_and_without_its_actions() {
 /// it still waits for more; killed then (SIGKILL), they are all there.
 #[test]
 fn each_actions_events_are_out_before_the_next_is_read() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     use std::process::Stdio;
     let mut child = bin()
         .args([
@@ -348,25 +348,7 @@ fn each_actions_events_are_out_before_the_next_is_read() {
     stdin.flush().expect("flush");
     // Reading blocks until the events arrive: with output held in a buffer
     // until exit, this would wait for ever (the room waits for more input).
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().expect("stdout");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    // A hang guard only (the room never exits on its own here); nothing
-    // measures how long the events took.
-    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(120)) {
-        let done = line.contains("counter.changed");
-        seen.push(line);
-        if done {
-            break;
-        }
-    }
+    let seen = lines_until(child.stdout.take().expect("stdout"), "counter.changed");
     child.kill().expect("kill -9");
     let _ = child.wait();
     drop(stdin);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::Stdio;
 
 use common::*;
@@ -194,24 +194,7 @@ fn watch_keeps_reading_after_a_non_utf8_line() {
     stdin.write_all(b"\xff\xfe not utf-8\n").expect("write");
     writeln!(stdin, r#"{{"type":"counter.add","source":{{"kind":"player","playerId":"p1"}},"payload":{{"entityId":"score_north","amount":4}}}}"#).expect("write");
     stdin.flush().expect("flush");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().expect("stdout");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    // A hang guard only; nothing here measures time.
-    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(120)) {
-        let done = line.contains("counter.changed");
-        seen.push(line);
-        if done {
-            break;
-        }
-    }
+    let seen = lines_until(child.stdout.take().expect("stdout"), "counter.changed");
     let _ = child.kill();
     let _ = child.wait();
     assert!(seen.iter().any(|l| l.contains("not UTF-8")), "{seen:#?}");

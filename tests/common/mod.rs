@@ -93,3 +93,28 @@ pub fn edit_manifest(game: &Path, change: impl FnOnce(&mut serde_json::Value)) {
     change(&mut doc);
     std::fs::write(&manifest, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
 }
+
+/// Reads a child's output until a line containing `needle` (returning every
+/// line read, that one last), or until the output ends. The 120-second
+/// limit only stops a hung child from hanging the suite; nothing measures
+/// how long the lines took.
+pub fn lines_until(out: impl std::io::Read + Send + 'static, needle: &str) -> Vec<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        let done = line.contains(needle);
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    seen
+}
