@@ -27,6 +27,15 @@ fn game_with_script(test: &str, file: &str) -> std::path::PathBuf {
     game
 }
 
+/// A game whose one script is `scripts/main.lua` with `source`; also the
+/// scratch folder holding it.
+fn game_with_main(test: &str, source: &[u8]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let game = game_with_script(test, "scripts/main.lua");
+    write(&game, "scripts/main.lua", source);
+    let dir = game.parent().expect("dir").to_path_buf();
+    (game, dir)
+}
+
 /// Rule: a script `file` is a path inside the game folder; anything else
 /// (an absolute path, `..`, a device, a link leading out) is refused by
 /// `run` and `check` before it is opened — `/dev/stdin` would run Lua from
@@ -84,13 +93,7 @@ fn a_container_cycle_in_game_json_is_refused() {
 /// is served after a bounded amount of work; the rest stay pending.
 #[test]
 fn a_far_at_with_a_rearming_timer_is_bounded() {
-    let game = game_with_script("catch-up", "scripts/main.lua");
-    write(
-        &game,
-        "scripts/main.lua",
-        b"function on_start(e) timer.after(1, 'tick') end\nfunction tick() storage.n = (storage.n or 0) + 1 timer.after(1, 'tick') end\n",
-    );
-    let dir = game.parent().expect("dir").to_path_buf();
+    let (game, dir) = game_with_main("catch-up", b"function on_start(e) timer.after(1, 'tick') end\nfunction tick() storage.n = (storage.n or 0) + 1 timer.after(1, 'tick') end\n");
     let actions = write(
         &dir,
         "far.jsonl",
@@ -209,13 +212,7 @@ fn watch_keeps_reading_after_a_non_utf8_line() {
 /// replay with the default budget and report a false divergence).
 #[test]
 fn a_record_replays_under_its_own_limits() {
-    let game = game_with_script("record-limits", "scripts/main.lua");
-    write(
-        &game,
-        "scripts/main.lua",
-        b"function on_button_pressed(e) local n = 0 for i = 1, 20000 do n = n + i end storage.n = n end\n",
-    );
-    let dir = game.parent().expect("dir").to_path_buf();
+    let (game, dir) = game_with_main("record-limits", b"function on_button_pressed(e) local n = 0 for i = 1, 20000 do n = n + i end storage.n = n end\n");
     let actions = write(
         &dir,
         "a.jsonl",
