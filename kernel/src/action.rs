@@ -263,7 +263,10 @@ pub enum PlayerRule {
 }
 
 macro_rules! registry {
-    ($( $variant:ident => $name:literal, player: $p:ident, script: $s:literal, system: $y:literal; )*) => {
+    ($(
+        $variant:ident => $name:literal, player: $p:ident, script: $s:literal,
+        system: $y:literal, apply: $family:ident :: $fn:ident ($($host:ident)?);
+    )*) => {
         /// A registered action type (kernel v1 rows implemented so far).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[non_exhaustive]
@@ -283,6 +286,12 @@ macro_rules! registry {
                 match self { $( ActionType::$variant => $name, )* }
             }
 
+            /// The function that applies it, `family::function` in
+            /// `kernel/src/actions/` (the registry's `apply` column).
+            pub fn handler(self) -> &'static str {
+                match self { $( ActionType::$variant => concat!(stringify!($family), "::", stringify!($fn)), )* }
+            }
+
             /// The sources the registry allows.
             pub fn sources(self) -> Sources {
                 match self { $( ActionType::$variant => Sources {
@@ -293,44 +302,56 @@ macro_rules! registry {
     };
 }
 
-registry! {
-    GameStart => "system.game_start", player: Never, script: false, system: true;
-    PlayerJoined => "system.player_joined", player: Never, script: false, system: true;
-    PlayerLeft => "system.player_left", player: Never, script: false, system: true;
-    SeatAssign => "system.seat_assign", player: Never, script: false, system: true;
-    PlayerDisconnected => "system.player_disconnected", player: Never, script: false, system: true;
-    PlayerRemoved => "system.player_removed", player: Never, script: false, system: true;
-    EntitySpawn => "entity.spawn", player: Sandbox, script: true, system: true;
-    EntityDestroy => "entity.destroy", player: Sandbox, script: true, system: true;
-    EntityGrab => "entity.grab", player: Always, script: false, system: false;
-    EntityDrop => "entity.drop", player: Always, script: false, system: false;
-    EntityMove => "entity.move", player: Never, script: true, system: true;
-    EntityFlip => "entity.flip", player: Always, script: true, system: false;
-    EntitySetLocked => "entity.set_locked", player: Sandbox, script: true, system: false;
-    ContainerMove => "container.move", player: Never, script: true, system: false;
-    DeckShuffle => "deck.shuffle", player: Always, script: true, system: false;
-    DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false;
-    DeckDrawToWorld => "deck.draw_to_world", player: Always, script: true, system: false;
-    DeckDeal => "deck.deal", player: Always, script: true, system: false;
-    DieSetValue => "die.set_value", player: Never, script: true, system: false;
-    StackRemoveTop => "stack.remove_top", player: Always, script: true, system: false;
-    StackCreate => "stack.create", player: Never, script: true, system: false;
-    StackAdd => "stack.add", player: Never, script: true, system: false;
-    StackMerge => "stack.merge", player: Never, script: true, system: false;
-    StackDissolve => "stack.dissolve", player: Never, script: true, system: false;
-    DieRoll => "die.roll", player: Always, script: true, system: false;
-    CounterSet => "counter.set", player: Always, script: true, system: false;
-    CounterAdd => "counter.add", player: Always, script: true, system: false;
-    ButtonPress => "button.press", player: Always, script: false, system: false;
-    TextSet => "text.set", player: Never, script: true, system: false;
-    SnapAttach => "snap.attach", player: Never, script: true, system: false;
-    PromptCreate => "prompt.create", player: Never, script: true, system: false;
-    PromptCancel => "prompt.cancel", player: Never, script: true, system: true;
-    PromptRespond => "prompt.respond", player: Always, script: false, system: false;
-    TimerRegister => "timer.register", player: Never, script: true, system: false;
-    TimerCancel => "timer.cancel", player: Never, script: true, system: false;
-    TimerFire => "system.timer_fire", player: Never, script: false, system: true;
+/// The action registry (seed 000): one row per action type — its name, the
+/// sources it accepts and, under `apply`, the function in `actions/` that
+/// applies it (`(host)`: the function also asks creator guards). This module
+/// sits below `actions/` and does not read that column; `actions::apply` is
+/// generated from it. Adding an action is adding a row (ARCHITECTURE.md).
+macro_rules! action_registry {
+    ($then:ident) => {
+        $then! {
+            GameStart => "system.game_start", player: Never, script: false, system: true, apply: system::game_start();
+            PlayerJoined => "system.player_joined", player: Never, script: false, system: true, apply: system::player_joined();
+            PlayerLeft => "system.player_left", player: Never, script: false, system: true, apply: system::player_left();
+            SeatAssign => "system.seat_assign", player: Never, script: false, system: true, apply: system::seat_assign();
+            PlayerDisconnected => "system.player_disconnected", player: Never, script: false, system: true, apply: system::player_disconnected();
+            PlayerRemoved => "system.player_removed", player: Never, script: false, system: true, apply: system::player_removed();
+            EntitySpawn => "entity.spawn", player: Sandbox, script: true, system: true, apply: lifecycle::spawn();
+            EntityDestroy => "entity.destroy", player: Sandbox, script: true, system: true, apply: lifecycle::destroy();
+            EntityGrab => "entity.grab", player: Always, script: false, system: false, apply: entity::grab(host);
+            EntityDrop => "entity.drop", player: Always, script: false, system: false, apply: entity::drop(host);
+            EntityMove => "entity.move", player: Never, script: true, system: true, apply: entity::move_to();
+            EntityFlip => "entity.flip", player: Always, script: true, system: false, apply: entity::flip(host);
+            EntitySetLocked => "entity.set_locked", player: Sandbox, script: true, system: false, apply: entity::set_locked();
+            ContainerMove => "container.move", player: Never, script: true, system: false, apply: container::move_entity();
+            DeckShuffle => "deck.shuffle", player: Always, script: true, system: false, apply: deck::shuffle();
+            DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false, apply: deck::draw_to_container();
+            DeckDrawToWorld => "deck.draw_to_world", player: Always, script: true, system: false, apply: deck::draw_to_world();
+            DeckDeal => "deck.deal", player: Always, script: true, system: false, apply: deck::deal();
+            DieSetValue => "die.set_value", player: Never, script: true, system: false, apply: die::set_value();
+            StackRemoveTop => "stack.remove_top", player: Always, script: true, system: false, apply: stack::remove_top();
+            StackCreate => "stack.create", player: Never, script: true, system: false, apply: stack::create();
+            StackAdd => "stack.add", player: Never, script: true, system: false, apply: stack::add();
+            StackMerge => "stack.merge", player: Never, script: true, system: false, apply: stack::merge();
+            StackDissolve => "stack.dissolve", player: Never, script: true, system: false, apply: stack::dissolve();
+            DieRoll => "die.roll", player: Always, script: true, system: false, apply: die::roll();
+            CounterSet => "counter.set", player: Always, script: true, system: false, apply: counter::set();
+            CounterAdd => "counter.add", player: Always, script: true, system: false, apply: counter::add();
+            ButtonPress => "button.press", player: Always, script: false, system: false, apply: button::press(host);
+            TextSet => "text.set", player: Never, script: true, system: false, apply: text::set();
+            SnapAttach => "snap.attach", player: Never, script: true, system: false, apply: snap::attach();
+            PromptCreate => "prompt.create", player: Never, script: true, system: false, apply: prompt::create();
+            PromptCancel => "prompt.cancel", player: Never, script: true, system: true, apply: prompt::cancel();
+            PromptRespond => "prompt.respond", player: Always, script: false, system: false, apply: prompt::respond();
+            TimerRegister => "timer.register", player: Never, script: true, system: false, apply: timer::register();
+            TimerCancel => "timer.cancel", player: Never, script: true, system: false, apply: timer::cancel();
+            TimerFire => "system.timer_fire", player: Never, script: false, system: true, apply: timer::fire();
+        }
+    };
 }
+pub(crate) use action_registry;
+
+action_registry!(registry);
 
 impl Sources {
     /// Whether `source` may issue the action, given the sandbox setting.

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::reject::Rejection;
+use crate::reject::{RejectCode, Rejection};
 use crate::state::{ids, Id};
 use crate::value::{write_string, Value};
 
@@ -93,406 +93,585 @@ pub struct TimerTarget {
     pub entity_id: Option<String>,
 }
 
-/// What happened, with its data.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum EventKind {
-    /// `game.started`
-    GameStarted {
-        /// The settings in force.
-        settings: BTreeMap<String, Value>,
-    },
-    /// `player.joined`
-    PlayerJoined {
-        /// Who.
-        player_id: Id,
-        /// Display name.
-        name: Option<String>,
-    },
-    /// `player.left`
-    PlayerLeft {
-        /// Who.
-        player_id: Id,
-    },
-    /// `seat.assigned`
-    SeatAssigned {
-        /// Seat.
-        seat_id: Id,
-        /// Player now in it.
-        player_id: Id,
-    },
-    /// `seat.left`
-    SeatLeft {
-        /// Seat.
-        seat_id: Id,
-        /// Player who left it.
-        player_id: Id,
-    },
-    /// `entity.grabbed`
-    EntityGrabbed {
-        /// Entity.
-        entity_id: Id,
-        /// Holder.
-        player_id: Id,
-    },
-    /// `entity.dropped`
-    EntityDropped {
-        /// Entity.
-        entity_id: Id,
-        /// Former holder.
-        player_id: Id,
-    },
-    /// `entity.flipped`
-    EntityFlipped {
-        /// Entity.
-        entity_id: Id,
-        /// New value.
-        flipped: bool,
-    },
-    /// `container.removed`
-    ContainerRemoved {
-        /// Container left.
-        container_id: Id,
-        /// Entity removed.
-        entity_id: Id,
-        /// Its index before removal.
-        index: u64,
-    },
-    /// `container.moved`
-    ContainerMoved {
-        /// Entity moved.
-        entity_id: Id,
-        /// Source container, or `None` for the world.
-        from: Option<Id>,
-        /// Target container, or `None` for the world.
-        to: Option<Id>,
-        /// Requested insertion index.
-        index: u64,
-        /// Index in the source container (`None` when it came from the world).
-        from_index: Option<u64>,
-    },
-    /// `stack.created`
-    StackCreated {
-        /// Stack.
-        stack_id: Id,
-        /// Items bottom → top.
-        items: Vec<Id>,
-    },
-    /// `stack.changed`
-    StackChanged {
-        /// Stack.
-        stack_id: Id,
-        /// Items bottom → top, after the change.
-        items: Vec<Id>,
-    },
-    /// `stack.dissolved`
-    StackDissolved {
-        /// Stack.
-        stack_id: Id,
-    },
-    /// `zone.entered`
-    ZoneEntered {
-        /// Zone entity.
-        zone_id: Id,
-        /// Entity that entered.
-        entity_id: Id,
-    },
-    /// `zone.left`
-    ZoneLeft {
-        /// Zone entity.
-        zone_id: Id,
-        /// Entity that left.
-        entity_id: Id,
-    },
-    /// `snap.attached`
-    SnapAttached {
-        /// Snap point entity.
-        snap_point_id: Id,
-        /// Attached entity.
-        entity_id: Id,
-    },
-    /// `snap.detached`
-    SnapDetached {
-        /// Snap point entity.
-        snap_point_id: Id,
-        /// Detached entity.
-        entity_id: Id,
-    },
-    /// `deck.shuffled`
-    DeckShuffled {
-        /// Deck.
-        deck_id: Id,
-    },
-    /// `deck.drawn`
-    DeckDrawn {
-        /// Deck.
-        deck_id: Id,
-        /// Target container.
-        target: Id,
-        /// Drawn ids in draw order.
-        entity_ids: Vec<Id>,
-    },
-    /// `die.rolled`
-    DieRolled {
-        /// Die.
-        entity_id: Id,
-        /// Face value.
-        value: Value,
-        /// Face index.
-        index: u64,
-    },
-    /// `counter.changed`
-    CounterChanged {
-        /// Counter.
-        entity_id: Id,
-        /// New value.
-        value: f64,
-        /// Old value.
-        previous: f64,
-    },
-    /// `button.pressed`
-    ButtonPressed {
-        /// Button.
-        entity_id: Id,
-        /// Presser.
-        player_id: Id,
-    },
-    /// `text.changed`
-    TextChanged {
-        /// Text entity.
-        entity_id: Id,
-        /// New value.
-        value: String,
-    },
-    /// `player.disconnected`
-    PlayerDisconnected {
-        /// Who.
-        player_id: Id,
-    },
-    /// `player.removed`
-    PlayerRemoved {
-        /// Who.
-        player_id: Id,
-    },
-    /// `entity.spawned`
-    EntitySpawned {
-        /// The new entity.
-        entity_id: Id,
-        /// Its prefab.
-        prefab_id: String,
-    },
-    /// `entity.destroyed`
-    EntityDestroyed {
-        /// The entity that is gone.
-        entity_id: Id,
-    },
-    /// `deck.drawn` by `deck.draw_to_world` (target `null`: the world).
-    DeckDrawnToWorld {
-        /// Deck.
-        deck_id: Id,
-        /// The card now in the world.
-        entity_id: Id,
-    },
-    /// `deck.dealt`
-    DeckDealt {
-        /// Deck.
-        deck_id: Id,
-        /// Cards each target received.
-        cards_each: u64,
-        /// Resolved target containers, in deal order of a round.
-        targets: Vec<Id>,
-        /// The cards, in the order they were dealt.
-        entity_ids: Vec<Id>,
-    },
-    /// `prompt.created`
-    PromptCreated {
-        /// Prompt.
-        prompt_id: Id,
-        /// Who must answer.
-        player_id: Id,
-        /// What is asked (boxed: rare and large, it would size every event).
-        options: Box<PromptOptions>,
-    },
-    /// `prompt.responded`
-    PromptResponded {
-        /// Prompt.
-        prompt_id: Id,
-        /// Who answered.
-        player_id: Id,
-        /// The answer.
-        response: Value,
-    },
-    /// `prompt.canceled`
-    PromptCanceled {
-        /// Prompt.
-        prompt_id: Id,
-        /// Who it was for.
-        player_id: Id,
-    },
-    /// `timer.registered`
-    TimerRegistered {
-        /// Timer.
-        timer_id: Id,
-        /// Delay in milliseconds.
-        delay: f64,
-        /// Whose callback runs (boxed: rare and large).
-        target: Box<TimerTarget>,
-    },
-    /// `timer.canceled`
-    TimerCanceled {
-        /// Timer.
-        timer_id: Id,
-    },
-    /// `timer.fired`
-    TimerFired {
-        /// Timer.
-        timer_id: Id,
-        /// Whose callback runs (boxed: rare and large).
-        target: Box<TimerTarget>,
-    },
-    /// `action.rejected` (produced by the transaction runner).
-    ActionRejected {
-        /// The action's type, when one could be read.
-        action_type: Option<Cow<'static, str>>,
-        /// Code and message.
-        rejection: Rejection,
-    },
-    /// `script.error` (follows `action.rejected` with code `script_error`).
-    ScriptError {
-        /// The failure (boxed: rare and large).
-        failure: Box<ScriptFailure>,
-        /// Sequence of the failed action.
-        sequence: u64,
-    },
+/// The event table: one row per event, the single place each event's name,
+/// fields, data keys and the entities it names are written.
+///
+/// A row is `Variant = "type.name" { field: Type => how, … }` where `how`
+/// is the field's data key (`"playerId"`), `[entity "entityId"]` for a
+/// field naming entities (the event then reaches their entity bindings, in
+/// field order), or `[flatten]` for a struct whose own keys join the data
+/// ([`FieldSet`]). From it come [`EventKind`], [`EventKind::type_name`],
+/// [`EventKind::entity_ids`], [`EventKind::fields`] and [`EVENT_TABLE`].
+/// Adding an event is adding a row (ARCHITECTURE.md, "Adding an event").
+macro_rules! events {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            $( $(#[doc = $fdoc:literal])* $field:ident : $ty:ty => $how:tt ),* $(,)?
+        }
+    )*) => {
+        /// What happened, with its data.
+        #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
+        pub enum EventKind {
+            $( $(#[doc = $doc])* $variant { $( $(#[doc = $fdoc])* $field: $ty, )* }, )*
+        }
+
+        /// Every event, in table order: its type name and data keys.
+        pub const EVENT_TABLE: &[EventSchema] = &[
+            $( EventSchema {
+                variant: stringify!($variant),
+                type_name: $name,
+                keys: &[ $( event_key!($ty, $how), )* ],
+            }, )*
+        ];
+
+        impl EventKind {
+            /// The event type name (`counter.changed`, …).
+            pub fn type_name(&self) -> &'static str {
+                match self { $( EventKind::$variant { .. } => $name, )* }
+            }
+
+            /// The entities this event names, in field order: the event
+            /// reaches their entity bindings.
+            pub fn entity_ids(&self) -> Vec<&Id> {
+                let mut out = Vec::new();
+                match self {
+                    $( EventKind::$variant { $( $field, )* } => {
+                        $( event_entities!(out, $field, $how); )*
+                    } )*
+                }
+                out
+            }
+
+            /// Visits each field of the event's data without building it:
+            /// what script runtimes use to hand events over cheaply.
+            pub fn fields(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+                match self {
+                    $( EventKind::$variant { $( $field, )* } => {
+                        $( event_visit!(f, $field, $how); )*
+                    } )*
+                }
+            }
+        }
+    };
 }
 
+macro_rules! event_key {
+    ($ty:ty, [entity $key:literal]) => {
+        DataKey::Entity($key)
+    };
+    ($ty:ty, [flatten]) => {
+        DataKey::Flatten(<$ty as FieldSet>::KEYS)
+    };
+    ($ty:ty, $key:literal) => {
+        DataKey::Plain($key)
+    };
+}
+
+macro_rules! event_entities {
+    ($out:ident, $v:ident, [entity $key:literal]) => {
+        NamesEntities::push_to($v, &mut $out)
+    };
+    ($out:ident, $v:ident, $other:tt) => {
+        let _ = $v;
+    };
+}
+
+macro_rules! event_visit {
+    ($f:ident, $v:ident, [flatten]) => {
+        FieldSet::visit($v, $f)
+    };
+    ($f:ident, $v:ident, [entity $key:literal]) => {
+        $f($key, EventField::field($v))
+    };
+    ($f:ident, $v:ident, $key:literal) => {
+        $f($key, EventField::field($v))
+    };
+}
+
+events! {
+    /// `game.started`
+    GameStarted = "game.started" {
+        /// The settings in force.
+        settings: BTreeMap<String, Value> => "settings",
+    }
+    /// `player.joined`
+    PlayerJoined = "player.joined" {
+        /// Who.
+        player_id: Id => "playerId",
+        /// Display name.
+        name: Option<String> => "name",
+    }
+    /// `player.left`
+    PlayerLeft = "player.left" {
+        /// Who.
+        player_id: Id => "playerId",
+    }
+    /// `seat.assigned`
+    SeatAssigned = "seat.assigned" {
+        /// Seat.
+        seat_id: Id => "seatId",
+        /// Player now in it.
+        player_id: Id => "playerId",
+    }
+    /// `seat.left`
+    SeatLeft = "seat.left" {
+        /// Seat.
+        seat_id: Id => "seatId",
+        /// Player who left it.
+        player_id: Id => "playerId",
+    }
+    /// `entity.grabbed`
+    EntityGrabbed = "entity.grabbed" {
+        /// Entity.
+        entity_id: Id => [entity "entityId"],
+        /// Holder.
+        player_id: Id => "playerId",
+    }
+    /// `entity.dropped`
+    EntityDropped = "entity.dropped" {
+        /// Entity.
+        entity_id: Id => [entity "entityId"],
+        /// Former holder.
+        player_id: Id => "playerId",
+    }
+    /// `entity.flipped`
+    EntityFlipped = "entity.flipped" {
+        /// Entity.
+        entity_id: Id => [entity "entityId"],
+        /// New value.
+        flipped: bool => "flipped",
+    }
+    /// `container.removed`
+    ContainerRemoved = "container.removed" {
+        /// Container left.
+        container_id: Id => [entity "containerId"],
+        /// Entity removed.
+        entity_id: Id => [entity "entityId"],
+        /// Its index before removal.
+        index: u64 => "index",
+    }
+    /// `container.moved`
+    ContainerMoved = "container.moved" {
+        /// Entity moved.
+        entity_id: Id => [entity "entityId"],
+        /// Source container, or `None` for the world.
+        from: Option<Id> => [entity "from"],
+        /// Target container, or `None` for the world.
+        to: Option<Id> => [entity "to"],
+        /// Requested insertion index.
+        index: u64 => "index",
+        /// Index in the source container (`None` when it came from the world).
+        from_index: Option<u64> => "fromIndex",
+    }
+    /// `stack.created`
+    StackCreated = "stack.created" {
+        /// Stack (a stack is not an entity: it has no bindings).
+        stack_id: Id => "stackId",
+        /// Items bottom → top.
+        items: Vec<Id> => [entity "items"],
+    }
+    /// `stack.changed`
+    StackChanged = "stack.changed" {
+        /// Stack.
+        stack_id: Id => "stackId",
+        /// Items bottom → top, after the change.
+        items: Vec<Id> => [entity "items"],
+    }
+    /// `stack.dissolved`
+    StackDissolved = "stack.dissolved" {
+        /// Stack.
+        stack_id: Id => "stackId",
+    }
+    /// `zone.entered`
+    ZoneEntered = "zone.entered" {
+        /// Zone entity.
+        zone_id: Id => [entity "zoneId"],
+        /// Entity that entered.
+        entity_id: Id => [entity "entityId"],
+    }
+    /// `zone.left`
+    ZoneLeft = "zone.left" {
+        /// Zone entity.
+        zone_id: Id => [entity "zoneId"],
+        /// Entity that left.
+        entity_id: Id => [entity "entityId"],
+    }
+    /// `snap.attached`
+    SnapAttached = "snap.attached" {
+        /// Snap point entity.
+        snap_point_id: Id => [entity "snapPointId"],
+        /// Attached entity.
+        entity_id: Id => [entity "entityId"],
+    }
+    /// `snap.detached`
+    SnapDetached = "snap.detached" {
+        /// Snap point entity.
+        snap_point_id: Id => [entity "snapPointId"],
+        /// Detached entity.
+        entity_id: Id => [entity "entityId"],
+    }
+    /// `deck.shuffled`
+    DeckShuffled = "deck.shuffled" {
+        /// Deck.
+        deck_id: Id => [entity "deckId"],
+    }
+    /// `deck.drawn`: by `deck.draw_to_container` (target the container) or
+    /// `deck.draw_to_world` (target `None`: the world, one card).
+    DeckDrawn = "deck.drawn" {
+        /// Deck.
+        deck_id: Id => [entity "deckId"],
+        /// Target container, or `None` for the world.
+        target: Option<Id> => [entity "target"],
+        /// Drawn ids in draw order.
+        entity_ids: Vec<Id> => [entity "entityIds"],
+    }
+    /// `die.rolled`
+    DieRolled = "die.rolled" {
+        /// Die.
+        entity_id: Id => [entity "entityId"],
+        /// Face value.
+        value: Value => "value",
+        /// Face index.
+        index: u64 => "index",
+    }
+    /// `counter.changed`
+    CounterChanged = "counter.changed" {
+        /// Counter.
+        entity_id: Id => [entity "entityId"],
+        /// New value.
+        value: f64 => "value",
+        /// Old value.
+        previous: f64 => "previous",
+    }
+    /// `button.pressed`
+    ButtonPressed = "button.pressed" {
+        /// Button.
+        entity_id: Id => [entity "entityId"],
+        /// Presser.
+        player_id: Id => "playerId",
+    }
+    /// `text.changed`
+    TextChanged = "text.changed" {
+        /// Text entity.
+        entity_id: Id => [entity "entityId"],
+        /// New value.
+        value: String => "value",
+    }
+    /// `player.disconnected`
+    PlayerDisconnected = "player.disconnected" {
+        /// Who.
+        player_id: Id => "playerId",
+    }
+    /// `player.removed`
+    PlayerRemoved = "player.removed" {
+        /// Who.
+        player_id: Id => "playerId",
+    }
+    /// `entity.spawned`
+    EntitySpawned = "entity.spawned" {
+        /// The new entity.
+        entity_id: Id => [entity "entityId"],
+        /// Its prefab.
+        prefab_id: String => "prefabId",
+    }
+    /// `entity.destroyed`
+    EntityDestroyed = "entity.destroyed" {
+        /// The entity that is gone.
+        entity_id: Id => [entity "entityId"],
+    }
+    /// `deck.dealt`
+    DeckDealt = "deck.dealt" {
+        /// Deck.
+        deck_id: Id => [entity "deckId"],
+        /// Cards each target received.
+        cards_each: u64 => "cardsEach",
+        /// Resolved target containers, in deal order of a round.
+        targets: Vec<Id> => [entity "targets"],
+        /// The cards, in the order they were dealt.
+        entity_ids: Vec<Id> => [entity "entityIds"],
+    }
+    /// `prompt.created`
+    PromptCreated = "prompt.created" {
+        /// Prompt.
+        prompt_id: Id => "promptId",
+        /// Who must answer.
+        player_id: Id => "playerId",
+        /// What is asked (boxed: rare and large, it would size every event).
+        options: Box<PromptOptions> => [flatten],
+    }
+    /// `prompt.responded`
+    PromptResponded = "prompt.responded" {
+        /// Prompt.
+        prompt_id: Id => "promptId",
+        /// Who answered.
+        player_id: Id => "playerId",
+        /// The answer.
+        response: Value => "response",
+    }
+    /// `prompt.canceled`
+    PromptCanceled = "prompt.canceled" {
+        /// Prompt.
+        prompt_id: Id => "promptId",
+        /// Who it was for.
+        player_id: Id => "playerId",
+    }
+    /// `timer.registered` (a timer's entity is reached through its stored
+    /// callback, not through entity bindings).
+    TimerRegistered = "timer.registered" {
+        /// Timer.
+        timer_id: Id => "timerId",
+        /// Delay in milliseconds.
+        delay: f64 => "delay",
+        /// Whose callback runs (boxed: rare and large).
+        target: Box<TimerTarget> => [flatten],
+    }
+    /// `timer.canceled`
+    TimerCanceled = "timer.canceled" {
+        /// Timer.
+        timer_id: Id => "timerId",
+    }
+    /// `timer.fired`
+    TimerFired = "timer.fired" {
+        /// Timer.
+        timer_id: Id => "timerId",
+        /// Whose callback runs (boxed: rare and large).
+        target: Box<TimerTarget> => [flatten],
+    }
+    /// `action.rejected` (produced by the transaction runner).
+    ActionRejected = "action.rejected" {
+        /// The action's type, when one could be read.
+        action_type: Option<Cow<'static, str>> => "actionType",
+        /// Code and message.
+        rejection: Rejection => [flatten],
+    }
+    /// `script.error` (follows `action.rejected` with code `script_error`).
+    ScriptError = "script.error" {
+        /// The failure (boxed: rare and large).
+        failure: Box<ScriptFailure> => [flatten],
+        /// Sequence of the failed action.
+        sequence: u64 => "sequence",
+    }
+}
+
+/// One row of [`EVENT_TABLE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventSchema {
+    /// The `EventKind` variant.
+    pub variant: &'static str,
+    /// The event type name.
+    pub type_name: &'static str,
+    /// Its data keys, in visiting order.
+    pub keys: &'static [DataKey],
+}
+
+impl EventSchema {
+    /// Every data key, flattened structs included.
+    pub fn data_keys(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for k in self.keys {
+            match k {
+                DataKey::Plain(k) | DataKey::Entity(k) => out.push(*k),
+                DataKey::Flatten(keys) => out.extend_from_slice(keys),
+            }
+        }
+        out
+    }
+
+    /// The data keys whose values name entities.
+    pub fn entity_keys(&self) -> Vec<&'static str> {
+        self.keys
+            .iter()
+            .filter_map(|k| match k {
+                DataKey::Entity(k) => Some(*k),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A data key of an event row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataKey {
+    /// A key whose value names no entity.
+    Plain(&'static str),
+    /// A key whose value names entities (an id, an optional id or a list).
+    Entity(&'static str),
+    /// A struct's own keys ([`FieldSet::KEYS`]).
+    Flatten(&'static [&'static str]),
+}
+
+/// How a field's type reads as event data.
+pub trait EventField {
+    /// The field as borrowed data.
+    fn field(&self) -> Field<'_>;
+}
+
+impl EventField for Id {
+    fn field(&self) -> Field<'_> {
+        Field::Str(self)
+    }
+}
+
+impl EventField for String {
+    fn field(&self) -> Field<'_> {
+        Field::Str(self)
+    }
+}
+
+impl EventField for Cow<'static, str> {
+    fn field(&self) -> Field<'_> {
+        Field::Str(self)
+    }
+}
+
+impl EventField for bool {
+    fn field(&self) -> Field<'_> {
+        Field::Bool(*self)
+    }
+}
+
+impl EventField for f64 {
+    fn field(&self) -> Field<'_> {
+        Field::Num(*self)
+    }
+}
+
+impl EventField for u64 {
+    fn field(&self) -> Field<'_> {
+        // Lossless: event counts and indexes are bounded by the entity and
+        // action limits, far below 2^53.
+        #[allow(clippy::cast_precision_loss)]
+        Field::Num(*self as f64)
+    }
+}
+
+impl EventField for u32 {
+    fn field(&self) -> Field<'_> {
+        Field::Num(f64::from(*self))
+    }
+}
+
+impl EventField for Value {
+    fn field(&self) -> Field<'_> {
+        Field::Value(self)
+    }
+}
+
+impl EventField for Vec<Id> {
+    fn field(&self) -> Field<'_> {
+        Field::Ids(self)
+    }
+}
+
+impl EventField for BTreeMap<String, Value> {
+    fn field(&self) -> Field<'_> {
+        Field::Map(self)
+    }
+}
+
+impl EventField for ScriptErrorKind {
+    fn field(&self) -> Field<'_> {
+        Field::Str(self.as_str())
+    }
+}
+
+impl EventField for RejectCode {
+    fn field(&self) -> Field<'_> {
+        Field::Str(self.as_str())
+    }
+}
+
+impl<T: EventField> EventField for Option<T> {
+    fn field(&self) -> Field<'_> {
+        self.as_ref().map_or(Field::Null, EventField::field)
+    }
+}
+
+/// A field type that names entities.
+trait NamesEntities {
+    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>);
+}
+
+impl NamesEntities for Id {
+    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
+        out.push(self);
+    }
+}
+
+impl NamesEntities for Option<Id> {
+    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
+        out.extend(self);
+    }
+}
+
+impl NamesEntities for Vec<Id> {
+    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
+        out.extend(self);
+    }
+}
+
+/// A struct whose fields join an event's data (`[flatten]` in the table).
+pub trait FieldSet {
+    /// Its data keys, in visiting order.
+    const KEYS: &'static [&'static str];
+    /// Visits each field.
+    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>));
+}
+
+impl<T: FieldSet> FieldSet for Box<T> {
+    const KEYS: &'static [&'static str] = T::KEYS;
+    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+        (**self).visit(f);
+    }
+}
+
+/// Implements [`FieldSet`] from `field => "key"` pairs: the keys are written
+/// once.
+macro_rules! field_set {
+    ($ty:ty { $( $field:ident => $key:literal ),* $(,)? }) => {
+        impl FieldSet for $ty {
+            const KEYS: &'static [&'static str] = &[$($key),*];
+            fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+                $( f($key, EventField::field(&self.$field)); )*
+            }
+        }
+    };
+}
+
+field_set!(PromptOptions {
+    kind => "kind",
+    title => "title",
+    choices => "choices",
+    min => "min",
+    max => "max",
+    step => "step",
+    default => "default",
+});
+
+field_set!(TimerTarget {
+    callback => "callback",
+    script_id => "scriptId",
+    binding_id => "bindingId",
+    entity_id => "entityId",
+});
+
+field_set!(Rejection {
+    code => "code",
+    message => "message",
+});
+
+field_set!(ScriptFailure {
+    script_id => "scriptId",
+    binding_id => "bindingId",
+    function => "function",
+    line => "line",
+    message => "message",
+    kind => "kind",
+});
+
 impl EventKind {
-    /// The event type name (`counter.changed`, …).
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            EventKind::GameStarted { .. } => "game.started",
-            EventKind::PlayerJoined { .. } => "player.joined",
-            EventKind::PlayerLeft { .. } => "player.left",
-            EventKind::SeatAssigned { .. } => "seat.assigned",
-            EventKind::SeatLeft { .. } => "seat.left",
-            EventKind::EntityGrabbed { .. } => "entity.grabbed",
-            EventKind::EntityDropped { .. } => "entity.dropped",
-            EventKind::EntityFlipped { .. } => "entity.flipped",
-            EventKind::ContainerRemoved { .. } => "container.removed",
-            EventKind::ContainerMoved { .. } => "container.moved",
-            EventKind::StackCreated { .. } => "stack.created",
-            EventKind::StackChanged { .. } => "stack.changed",
-            EventKind::StackDissolved { .. } => "stack.dissolved",
-            EventKind::ZoneEntered { .. } => "zone.entered",
-            EventKind::ZoneLeft { .. } => "zone.left",
-            EventKind::SnapAttached { .. } => "snap.attached",
-            EventKind::SnapDetached { .. } => "snap.detached",
-            EventKind::DeckShuffled { .. } => "deck.shuffled",
-            EventKind::DeckDrawn { .. } => "deck.drawn",
-            EventKind::DieRolled { .. } => "die.rolled",
-            EventKind::CounterChanged { .. } => "counter.changed",
-            EventKind::ButtonPressed { .. } => "button.pressed",
-            EventKind::TextChanged { .. } => "text.changed",
-            EventKind::PlayerDisconnected { .. } => "player.disconnected",
-            EventKind::PlayerRemoved { .. } => "player.removed",
-            EventKind::EntitySpawned { .. } => "entity.spawned",
-            EventKind::EntityDestroyed { .. } => "entity.destroyed",
-            EventKind::DeckDrawnToWorld { .. } => "deck.drawn",
-            EventKind::DeckDealt { .. } => "deck.dealt",
-            EventKind::PromptCreated { .. } => "prompt.created",
-            EventKind::PromptResponded { .. } => "prompt.responded",
-            EventKind::PromptCanceled { .. } => "prompt.canceled",
-            EventKind::TimerRegistered { .. } => "timer.registered",
-            EventKind::TimerCanceled { .. } => "timer.canceled",
-            EventKind::TimerFired { .. } => "timer.fired",
-            EventKind::ActionRejected { .. } => "action.rejected",
-            EventKind::ScriptError { .. } => "script.error",
-        }
-    }
-
-    /// The entities this event names (for routing to entity bindings).
-    pub fn entity_ids(&self) -> Vec<&Id> {
-        match self {
-            EventKind::EntityGrabbed { entity_id, .. }
-            | EventKind::EntityDropped { entity_id, .. }
-            | EventKind::EntityFlipped { entity_id, .. }
-            | EventKind::DieRolled { entity_id, .. }
-            | EventKind::CounterChanged { entity_id, .. }
-            | EventKind::ButtonPressed { entity_id, .. }
-            | EventKind::TextChanged { entity_id, .. } => vec![entity_id],
-            EventKind::DeckShuffled { deck_id } => vec![deck_id],
-            EventKind::EntitySpawned { entity_id, .. }
-            | EventKind::EntityDestroyed { entity_id } => vec![entity_id],
-            EventKind::DeckDrawnToWorld { deck_id, entity_id } => vec![deck_id, entity_id],
-            EventKind::DeckDealt {
-                deck_id,
-                targets,
-                entity_ids,
-                ..
-            } => std::iter::once(deck_id)
-                .chain(targets)
-                .chain(entity_ids)
-                .collect(),
-            EventKind::ContainerRemoved {
-                container_id,
-                entity_id,
-                ..
-            } => vec![container_id, entity_id],
-            EventKind::ContainerMoved {
-                entity_id,
-                from,
-                to,
-                ..
-            } => {
-                let mut v = vec![entity_id];
-                v.extend(from.iter().chain(to.iter()));
-                v
-            }
-            EventKind::StackCreated { items, .. } | EventKind::StackChanged { items, .. } => {
-                items.iter().collect()
-            }
-            EventKind::ZoneEntered { zone_id, entity_id }
-            | EventKind::ZoneLeft { zone_id, entity_id } => vec![zone_id, entity_id],
-            EventKind::SnapAttached {
-                snap_point_id,
-                entity_id,
-            }
-            | EventKind::SnapDetached {
-                snap_point_id,
-                entity_id,
-            } => vec![snap_point_id, entity_id],
-            EventKind::DeckDrawn {
-                deck_id,
-                target,
-                entity_ids,
-            } => {
-                let mut v = vec![deck_id, target];
-                v.extend(entity_ids.iter());
-                v
-            }
-            // Events that name no entity (players, seats, prompts, a
-            // dissolved stack's id, timers — a timer's entity is reached
-            // through its stored callback — and the runner's reports).
-            // Listed one by one: a new event must say which it names.
-            EventKind::GameStarted { .. }
-            | EventKind::PlayerJoined { .. }
-            | EventKind::PlayerLeft { .. }
-            | EventKind::PlayerDisconnected { .. }
-            | EventKind::PlayerRemoved { .. }
-            | EventKind::SeatAssigned { .. }
-            | EventKind::SeatLeft { .. }
-            | EventKind::StackDissolved { .. }
-            | EventKind::PromptCreated { .. }
-            | EventKind::PromptResponded { .. }
-            | EventKind::PromptCanceled { .. }
-            | EventKind::TimerRegistered { .. }
-            | EventKind::TimerCanceled { .. }
-            | EventKind::TimerFired { .. }
-            | EventKind::ActionRejected { .. }
-            | EventKind::ScriptError { .. } => Vec::new(),
-        }
-    }
-
     /// The event's `data` object (built from [`EventKind::fields`]).
     pub fn data(&self) -> Value {
         let mut map = BTreeMap::new();
@@ -500,229 +679,6 @@ impl EventKind {
             map.insert(k.to_owned(), v.to_value());
         });
         Value::Object(map)
-    }
-
-    /// Visits each field of the event's data without building it: what
-    /// script runtimes use to hand events over cheaply.
-    pub fn fields(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
-        use Field::{Bool, Ids, Num, Str};
-        match self {
-            EventKind::GameStarted { settings } => f("settings", Field::Map(settings)),
-            EventKind::PlayerJoined { player_id, name } => {
-                f("playerId", Str(player_id));
-                f("name", name.as_deref().map_or(Field::Null, Str));
-            }
-            EventKind::PlayerLeft { player_id } => f("playerId", Str(player_id)),
-            EventKind::SeatAssigned { seat_id, player_id }
-            | EventKind::SeatLeft { seat_id, player_id } => {
-                f("seatId", Str(seat_id));
-                f("playerId", Str(player_id));
-            }
-            EventKind::EntityGrabbed {
-                entity_id,
-                player_id,
-            }
-            | EventKind::EntityDropped {
-                entity_id,
-                player_id,
-            }
-            | EventKind::ButtonPressed {
-                entity_id,
-                player_id,
-            } => {
-                f("entityId", Str(entity_id));
-                f("playerId", Str(player_id));
-            }
-            EventKind::EntityFlipped { entity_id, flipped } => {
-                f("entityId", Str(entity_id));
-                f("flipped", Bool(*flipped));
-            }
-            EventKind::ContainerRemoved {
-                container_id,
-                entity_id,
-                index,
-            } => {
-                f("containerId", Str(container_id));
-                f("entityId", Str(entity_id));
-                f("index", Num(*index as f64));
-            }
-            EventKind::ContainerMoved {
-                entity_id,
-                from,
-                to,
-                index,
-                from_index,
-            } => {
-                f("entityId", Str(entity_id));
-                f("from", from.as_deref().map_or(Field::Null, Str));
-                f("to", to.as_deref().map_or(Field::Null, Str));
-                f("index", Num(*index as f64));
-                f(
-                    "fromIndex",
-                    from_index.map_or(Field::Null, |i| Num(i as f64)),
-                );
-            }
-            EventKind::StackCreated { stack_id, items }
-            | EventKind::StackChanged { stack_id, items } => {
-                f("stackId", Str(stack_id));
-                f("items", Ids(items));
-            }
-            EventKind::StackDissolved { stack_id } => f("stackId", Str(stack_id)),
-            EventKind::ZoneEntered { zone_id, entity_id }
-            | EventKind::ZoneLeft { zone_id, entity_id } => {
-                f("zoneId", Str(zone_id));
-                f("entityId", Str(entity_id));
-            }
-            EventKind::SnapAttached {
-                snap_point_id,
-                entity_id,
-            }
-            | EventKind::SnapDetached {
-                snap_point_id,
-                entity_id,
-            } => {
-                f("snapPointId", Str(snap_point_id));
-                f("entityId", Str(entity_id));
-            }
-            EventKind::DeckShuffled { deck_id } => f("deckId", Str(deck_id)),
-            EventKind::DeckDrawn {
-                deck_id,
-                target,
-                entity_ids,
-            } => {
-                f("deckId", Str(deck_id));
-                f("target", Str(target));
-                f("entityIds", Ids(entity_ids));
-            }
-            EventKind::DieRolled {
-                entity_id,
-                value,
-                index,
-            } => {
-                f("entityId", Str(entity_id));
-                f("value", Field::Value(value));
-                f("index", Num(*index as f64));
-            }
-            EventKind::CounterChanged {
-                entity_id,
-                value,
-                previous,
-            } => {
-                f("entityId", Str(entity_id));
-                f("value", Num(*value));
-                f("previous", Num(*previous));
-            }
-            EventKind::TextChanged { entity_id, value } => {
-                f("entityId", Str(entity_id));
-                f("value", Str(value));
-            }
-            EventKind::PlayerDisconnected { player_id }
-            | EventKind::PlayerRemoved { player_id } => f("playerId", Str(player_id)),
-            EventKind::EntitySpawned {
-                entity_id,
-                prefab_id,
-            } => {
-                f("entityId", Str(entity_id));
-                f("prefabId", Str(prefab_id));
-            }
-            EventKind::EntityDestroyed { entity_id } => f("entityId", Str(entity_id)),
-            EventKind::DeckDrawnToWorld { deck_id, entity_id } => {
-                f("deckId", Str(deck_id));
-                f("target", Field::Null);
-                f("entityIds", Ids(std::slice::from_ref(entity_id)));
-            }
-            EventKind::DeckDealt {
-                deck_id,
-                cards_each,
-                targets,
-                entity_ids,
-            } => {
-                f("deckId", Str(deck_id));
-                f("cardsEach", Num(*cards_each as f64));
-                f("targets", Ids(targets));
-                f("entityIds", Ids(entity_ids));
-            }
-            EventKind::PromptCreated {
-                prompt_id,
-                player_id,
-                options,
-            } => {
-                f("promptId", Str(prompt_id));
-                f("playerId", Str(player_id));
-                f("kind", Str(&options.kind));
-                f("title", Str(&options.title));
-                f("choices", Field::Value(&options.choices));
-                f("min", Field::Value(&options.min));
-                f("max", Field::Value(&options.max));
-                f("step", Field::Value(&options.step));
-                f("default", Field::Value(&options.default));
-            }
-            EventKind::PromptResponded {
-                prompt_id,
-                player_id,
-                response,
-            } => {
-                f("promptId", Str(prompt_id));
-                f("playerId", Str(player_id));
-                f("response", Field::Value(response));
-            }
-            EventKind::PromptCanceled {
-                prompt_id,
-                player_id,
-            } => {
-                f("promptId", Str(prompt_id));
-                f("playerId", Str(player_id));
-            }
-            EventKind::TimerRegistered {
-                timer_id,
-                delay,
-                target,
-            } => {
-                f("timerId", Str(timer_id));
-                f("delay", Num(*delay));
-                f("callback", Str(&target.callback));
-                f("scriptId", Str(&target.script_id));
-                f("bindingId", Str(&target.binding_id));
-                f(
-                    "entityId",
-                    target.entity_id.as_deref().map_or(Field::Null, Str),
-                );
-            }
-            EventKind::TimerCanceled { timer_id } => f("timerId", Str(timer_id)),
-            EventKind::TimerFired { timer_id, target } => {
-                f("timerId", Str(timer_id));
-                f("callback", Str(&target.callback));
-                f("scriptId", Str(&target.script_id));
-                f("bindingId", Str(&target.binding_id));
-                f(
-                    "entityId",
-                    target.entity_id.as_deref().map_or(Field::Null, Str),
-                );
-            }
-            EventKind::ActionRejected {
-                action_type,
-                rejection,
-            } => {
-                f(
-                    "actionType",
-                    action_type.as_deref().map_or(Field::Null, Str),
-                );
-                f("code", Str(rejection.code.as_str()));
-                f("message", Str(&rejection.message));
-            }
-            EventKind::ScriptError { failure, sequence } => {
-                f("scriptId", Str(&failure.script_id));
-                f("bindingId", Str(&failure.binding_id));
-                f("function", Str(&failure.function));
-                f(
-                    "line",
-                    failure.line.map_or(Field::Null, |l| Num(f64::from(l))),
-                );
-                f("message", Str(&failure.message));
-                f("kind", Str(failure.kind.as_str()));
-                f("sequence", Num(*sequence as f64));
-            }
-        }
     }
 }
 

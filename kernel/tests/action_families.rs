@@ -1,6 +1,7 @@
 //! Each action family's module header lists every action the family
 //! handles, and every registered action is handled by exactly one family:
-//! a newcomer finds an action by its file's first line.
+//! a newcomer finds an action by its file's first line — the family the
+//! action's registry row names.
 
 use digipology_kernel::ActionType;
 use std::path::Path;
@@ -34,6 +35,21 @@ fn every_action_is_listed_in_the_header_of_exactly_one_family() {
             .map(|(p, _)| p.display().to_string())
             .collect();
         assert_eq!(listed.len(), 1, "{name} is listed in {listed:?}");
+        // The file whose header lists it is the family its registry row
+        // names, and that file defines the named function.
+        let (family, function) = ty.handler().split_once("::").expect("family::fn");
+        assert!(
+            listed[0].ends_with(&format!("/{family}.rs")),
+            "{name} is applied by {} but listed in {}",
+            ty.handler(),
+            listed[0]
+        );
+        let text = std::fs::read_to_string(&listed[0]).expect("read");
+        assert!(
+            text.contains(&format!("pub(crate) fn {function}(")),
+            "{} does not define {function}",
+            listed[0]
+        );
         count += 1;
     }
     assert!(count >= 36, "only {count} actions");

@@ -828,10 +828,14 @@ impl Call<'_, '_, '_> {
                 };
                 // A spawn or a draw to the world names the entity it produced.
                 let made = ctx.events()[before..].iter().find_map(|e| match &e.kind {
-                    digipology_kernel::EventKind::EntitySpawned { entity_id, .. }
-                    | digipology_kernel::EventKind::DeckDrawnToWorld { entity_id, .. } => {
+                    digipology_kernel::EventKind::EntitySpawned { entity_id, .. } => {
                         Some(entity_id.to_string())
                     }
+                    digipology_kernel::EventKind::DeckDrawn {
+                        target: None,
+                        entity_ids,
+                        ..
+                    } => entity_ids.first().map(|id| id.to_string()),
                     _ => None,
                 });
                 match made {

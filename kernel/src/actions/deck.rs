@@ -83,7 +83,7 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
     }
     txn.emit(EventKind::DeckDrawn {
         deck_id: deck,
-        target,
+        target: Some(target),
         entity_ids: drawn,
     });
     Ok(())
@@ -122,9 +122,10 @@ pub(crate) fn draw_to_world(txn: &mut Txn<'_>, action: &Action) -> Result<(), Re
     if let Some(t) = at {
         txn.set_transform(card, Some(t));
     }
-    txn.emit(EventKind::DeckDrawnToWorld {
+    txn.emit(EventKind::DeckDrawn {
         deck_id: deck,
-        entity_id: top,
+        target: None,
+        entity_ids: vec![top],
     });
     recompute_zones(txn, &[card]);
     Ok(())

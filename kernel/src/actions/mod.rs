@@ -24,53 +24,37 @@ use crate::transform::Transform;
 use crate::txn::Failure;
 use crate::txn::Txn;
 
-/// Validates and applies one action inside `txn`.
-pub(crate) fn apply(
-    txn: &mut Txn<'_>,
-    ty: ActionType,
-    action: &Action,
-    host: &mut dyn ScriptHost,
-) -> Result<(), Failure> {
-    match ty {
-        ActionType::GameStart => system::game_start(txn, action)?,
-        ActionType::PlayerJoined => system::player_joined(txn, action)?,
-        ActionType::PlayerLeft => system::player_left(txn, action)?,
-        ActionType::SeatAssign => system::seat_assign(txn, action)?,
-        ActionType::PlayerDisconnected => system::player_disconnected(txn, action)?,
-        ActionType::PlayerRemoved => system::player_removed(txn, action)?,
-        ActionType::EntitySpawn => lifecycle::spawn(txn, action)?,
-        ActionType::EntityDestroy => lifecycle::destroy(txn, action)?,
-        ActionType::DeckDrawToWorld => deck::draw_to_world(txn, action)?,
-        ActionType::DeckDeal => deck::deal(txn, action)?,
-        ActionType::DieSetValue => die::set_value(txn, action)?,
-        ActionType::EntityGrab => entity::grab(txn, action, host)?,
-        ActionType::EntityFlip => entity::flip(txn, action, host)?,
-        ActionType::EntityDrop => entity::drop(txn, action, host)?,
-        ActionType::EntityMove => entity::move_to(txn, action)?,
-        ActionType::EntitySetLocked => entity::set_locked(txn, action)?,
-        ActionType::ContainerMove => container::move_entity(txn, action)?,
-        ActionType::StackCreate => stack::create(txn, action)?,
-        ActionType::StackAdd => stack::add(txn, action)?,
-        ActionType::StackMerge => stack::merge(txn, action)?,
-        ActionType::StackDissolve => stack::dissolve(txn, action)?,
-        ActionType::StackRemoveTop => stack::remove_top(txn, action)?,
-        ActionType::SnapAttach => snap::attach(txn, action)?,
-        ActionType::PromptCreate => prompt::create(txn, action)?,
-        ActionType::PromptCancel => prompt::cancel(txn, action)?,
-        ActionType::PromptRespond => prompt::respond(txn, action)?,
-        ActionType::TimerRegister => timer::register(txn, action)?,
-        ActionType::TimerCancel => timer::cancel(txn, action)?,
-        ActionType::TimerFire => timer::fire(txn, action)?,
-        ActionType::DeckShuffle => deck::shuffle(txn, action)?,
-        ActionType::DeckDrawToContainer => deck::draw_to_container(txn, action)?,
-        ActionType::DieRoll => die::roll(txn, action)?,
-        ActionType::CounterSet => counter::set(txn, action)?,
-        ActionType::CounterAdd => counter::add(txn, action)?,
-        ActionType::ButtonPress => button::press(txn, action, host)?,
-        ActionType::TextSet => text::set(txn, action)?,
-    }
-    Ok(())
+/// `host`, for a registry row marked `(host)` (the marker is the row's own
+/// token, so the parameter itself is named here).
+macro_rules! pass {
+    ($marker:ident, $host:ident) => {
+        $host
+    };
 }
+
+/// Generates [`apply`] from the registry's `apply` column.
+macro_rules! dispatch {
+    ($(
+        $variant:ident => $name:literal, player: $p:ident, script: $s:literal,
+        system: $y:literal, apply: $family:ident :: $fn:ident ($($host:ident)?);
+    )*) => {
+        /// Validates and applies one action inside `txn`: the function the
+        /// action's registry row names.
+        pub(crate) fn apply(
+            txn: &mut Txn<'_>,
+            ty: ActionType,
+            action: &Action,
+            host: &mut dyn ScriptHost,
+        ) -> Result<(), Failure> {
+            match ty {
+                $( ActionType::$variant => $family::$fn(txn, action $(, pass!($host, host))?)?, )*
+            }
+            Ok(())
+        }
+    };
+}
+
+crate::action::action_registry!(dispatch);
 
 /// Finds the entity named by payload field `field`.
 pub(crate) fn find<'a>(
