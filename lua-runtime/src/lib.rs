@@ -1,8 +1,8 @@
 //! digipology-lua: the sandboxed Lua 5.4 runtime of a Digipology room.
 //!
 //! One VM per room. Each script binding gets its own environment built from
-//! a whitelist; the creator API (`prelude.lua`) runs over a narrow native
-//! core. The runtime implements the kernel's [`ScriptHost`]: guards see the
+//! a whitelist; the creator API (the prelude, `src/lua/`) runs over typed
+//! native functions. The runtime implements the kernel's [`ScriptHost`]: guards see the
 //! state read-only, handlers issue subcommands through the transaction.
 //!
 //! [`ScriptHost`]: digipology_kernel::ScriptHost
@@ -10,13 +10,25 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// Floors, bottom to top (no module names one above it; checked by
+// `kernel/tests/floors.rs`): spec, shared, convert → errors, access →
+// storage, submit, records → slot, native → host → vm, dispatch, callbacks.
 mod access;
+mod callbacks;
 mod convert;
+mod dispatch;
+mod errors;
 mod host;
 mod native;
+mod records;
 mod shared;
 mod slot;
+mod spec;
+mod storage;
+mod submit;
+mod vm;
 
-pub use host::{
-    check_syntax, line_of, BindingSpec, Limits, LoadError, LuaHost, Modules, ScriptSpec, PRELUDE,
-};
+pub use errors::{line_of, REASON_BYTES_MAX};
+pub use host::LuaHost;
+pub use spec::{BindingSpec, Limits, LoadError, Modules, ScriptSpec};
+pub use vm::{check_syntax, PRELUDE};

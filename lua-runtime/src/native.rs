@@ -1,87 +1,185 @@
-//! The typed native functions the prelude calls on its hot paths (proxy
-//! reads, handle checks, lookups, moves, subcommands).
-//!
-//! Each is its own Lua function with typed arguments: no operation name to
-//! dispatch on, no argument list to build, integers and handles passed as
-//! Lua integers. Everything else goes through the general `K(op, …)`
-//! dispatcher in [`crate::access`]. Measured inside a handler: a proxy read
-//! went from ~1.6 µs to well under half of that (docs/performance.md).
+//! The native functions the prelude reaches the game through: one typed Lua
+//! function per operation (no operation name to dispatch on; integers and
+//! handles pass as Lua integers), each reaching the running callback's
+//! [`Call`](crate::access::Call) through the [`Slot`]. Outside a callback
+//! every one of them raises "the game can only be reached from inside a
+//! callback". Measured inside a handler: a typed proxy read costs well
+//! under half of what a name-dispatched one did (docs/performance.md).
 
 use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
-use crate::access::READ_FIELDS;
+use crate::access::{text, READ_FIELDS};
 use crate::slot::Slot;
 
 fn outside() -> mlua::Error {
     mlua::Error::runtime("the game can only be reached from inside a callback")
 }
 
-/// Builds the table of typed natives, each reaching the running callback's
-/// [`Call`](crate::access::Call) through `slot`.
+/// Registers `name` in `table`: a Lua function taking `args` (typed by
+/// mlua), whose body runs with `call` (the running callback's `Call`) and
+/// `lua`.
+macro_rules! native {
+    ($table:ident, $lua_ctx:ident, $slot:ident, $name:literal,
+     |$lua:ident, $call:ident, $args:tt : $ty:ty| $body:expr) => {{
+        let s = $slot.clone();
+        $table.raw_set(
+            $name,
+            $lua_ctx.create_function(move |$lua, $args: $ty| {
+                s.with_current(|$call| $body)
+                    .unwrap_or_else(|| Err(outside()))
+            })?,
+        )?;
+    }};
+}
+
+/// Builds the table of natives (the prelude's `N`).
 pub fn natives(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let fields = lua.create_sequence_from(READ_FIELDS.iter().copied())?;
-    t.raw_set("FIELDS", fields)?;
-
-    let s = slot.clone();
     t.raw_set(
-        "read",
-        lua.create_function(move |lua, (key, code): (i64, i64)| {
-            s.with_current(|c| c.read_code(lua, key, code))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
+        "FIELDS",
+        lua.create_sequence_from(READ_FIELDS.iter().copied())?,
     )?;
-    let s = slot.clone();
-    t.raw_set(
-        "alive",
-        lua.create_function(move |_, (key, id): (i64, LuaValue)| {
-            s.with_current(|c| Ok(c.alive_key(key, &id)))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
-    )?;
-    let s = slot.clone();
-    t.raw_set(
-        "lookup",
-        lua.create_function(move |_, id: LuaValue| {
-            s.with_current(|c| Ok(c.lookup_key(&id)))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
-    )?;
-    let s = slot.clone();
-    t.raw_set(
-        "items",
-        lua.create_function(move |lua, key: i64| {
-            s.with_current(|c| c.item_handles(lua, key))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
-    )?;
-    let s = slot.clone();
-    t.raw_set(
-        "move_to",
-        lua.create_function(
-            move |lua, (key, id, to, index): (i64, LuaValue, LuaValue, LuaValue)| {
-                s.with_current(|c| c.move_to(lua, key, &id, &to, &index))
-                    .unwrap_or_else(|| Err(outside()))
-            },
-        )?,
-    )?;
-    let s = slot.clone();
-    t.raw_set(
-        "move_all",
-        lua.create_function(move |lua, (key, id, to): (i64, LuaValue, LuaValue)| {
-            s.with_current(|c| c.move_all(lua, key, &id, &to))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
-    )?;
-    let s = slot.clone();
-    t.raw_set(
-        "submit",
-        lua.create_function(move |lua, args: MultiValue| {
-            s.with_current(|c| c.submit_args(lua, &args))
-                .unwrap_or_else(|| Err(outside()))
-        })?,
-    )?;
+    entity_natives(lua, slot, &t)?;
+    game_natives(lua, slot, &t)?;
+    write_natives(lua, slot, &t)?;
     Ok(t)
+}
+
+/// Reads through an entity handle.
+fn entity_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
+    native!(t, lua, slot, "read", |lua, c, (key, code): (i64, i64)| c
+        .read_code(lua, key, code));
+    native!(
+        t,
+        lua,
+        slot,
+        "alive",
+        |_l, c, (key, id): (i64, LuaValue)| Ok(c.alive_key(key, &id))
+    );
+    native!(t, lua, slot, "lookup", |_l, c, id: LuaValue| Ok(
+        c.lookup_key(&id)
+    ));
+    native!(t, lua, slot, "items", |lua, c, key: i64| c
+        .item_handles(lua, key));
+    native!(t, lua, slot, "component", |lua,
+                                        c,
+                                        (key, id, name): (
+        i64,
+        LuaValue,
+        String
+    )| c
+        .component(lua, key, &id, &name));
+    native!(t, lua, slot, "has", |_l,
+                                  c,
+                                  (key, id, name): (
+        i64,
+        LuaValue,
+        String
+    )| c.has(key, &id, &name));
+    Ok(())
+}
+
+/// Reads of the game: entities by tag, players, seats, stacks, settings,
+/// the running action, and storage.
+fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
+    native!(t, lua, slot, "entities", |lua, c, tag: LuaValue| c
+        .entity_ids(lua, text(&tag)));
+    native!(t, lua, slot, "player", |lua, c, id: LuaValue| c
+        .player(lua, text(&id)));
+    native!(t, lua, slot, "players", |lua, c, (): ()| c.players(lua));
+    native!(t, lua, slot, "seats", |lua, c, (): ()| c.seats(lua));
+    native!(t, lua, slot, "stack", |lua, c, id: LuaValue| c
+        .stack_items(lua, text(&id)));
+    native!(t, lua, slot, "settings", |lua, c, (): ()| c.settings(lua));
+    native!(t, lua, slot, "sequence", |_l, c, (): ()| Ok(c.sequence()));
+    native!(t, lua, slot, "action_id", |lua, c, (): ()| c.action_id(lua));
+    native!(t, lua, slot, "actor", |lua, c, (): ()| c.actor(lua));
+    native!(t, lua, slot, "storage_get", |lua,
+                                          c,
+                                          (script, path): (
+        LuaValue,
+        LuaValue
+    )| c
+        .storage_get(lua, &script, &path));
+    native!(t, lua, slot, "storage_len", |_l,
+                                          c,
+                                          (script, path): (
+        LuaValue,
+        LuaValue
+    )| Ok(
+        c.storage_len(&script, &path)
+    ));
+    native!(t, lua, slot, "storage_keys", |lua,
+                                           c,
+                                           (script, path): (
+        LuaValue,
+        LuaValue
+    )| c
+        .storage_keys(lua, &script, &path));
+    Ok(())
+}
+
+/// Writes (handlers only; elsewhere they answer `false, message, kind`),
+/// ids and randomness.
+fn write_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
+    native!(t, lua, slot, "move_to", |lua,
+                                      c,
+                                      (key, id, to, index): (
+        i64,
+        LuaValue,
+        LuaValue,
+        LuaValue
+    )| c
+        .move_to(lua, key, &id, &to, &index));
+    native!(t, lua, slot, "move_all", |lua,
+                                       c,
+                                       (key, id, to): (
+        i64,
+        LuaValue,
+        LuaValue
+    )| c
+        .move_all(lua, key, &id, &to));
+    native!(t, lua, slot, "submit", |lua, c, args: MultiValue| c
+        .submit_args(lua, &args));
+    native!(t, lua, slot, "storage_set", |lua,
+                                          c,
+                                          (script, path, value): (
+        LuaValue,
+        LuaValue,
+        LuaValue
+    )| c
+        .storage_set(lua, &script, &path, &value));
+    native!(t, lua, slot, "remember_prompt", |lua,
+                                              c,
+                                              (
+        id,
+        cb,
+        script,
+        binding,
+    ): (
+        LuaValue,
+        LuaValue,
+        LuaValue,
+        LuaValue
+    )| c.remember_prompt(
+        lua,
+        &id,
+        (cb, script, binding)
+    ));
+    native!(t, lua, slot, "remember_timer", |lua,
+                                             c,
+                                             (id, data): (
+        LuaValue,
+        LuaValue
+    )| c
+        .remember_timer(lua, &id, data));
+    native!(t, lua, slot, "next_id", |lua, c, prefix: LuaValue| c
+        .next_id(lua, text(&prefix)));
+    native!(t, lua, slot, "random_float", |lua, c, (): ()| c
+        .random_float(lua));
+    native!(t, lua, slot, "random_below", |lua, c, n: LuaValue| c
+        .random_below(lua, &n));
+    Ok(())
 }

@@ -1,0 +1,344 @@
+//! Dispatch: the kernel's script-host trait for the Lua VM. Guards ask every
+//! bound `can_*` function (read-only); events go to the bound `on_<event>`
+//! handlers — global bindings always, entity bindings when the event names
+//! their entity — and then to stored callbacks (`callbacks.rs`).
+
+use std::rc::Rc;
+
+use digipology_kernel::event::Field;
+use digipology_kernel::{
+    Event, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State, Verdict,
+};
+use mlua::{Function, MultiValue, Value as LuaValue};
+
+use crate::access::Access;
+use crate::convert::{number, to_lua};
+use crate::errors::truncated;
+use crate::host::{Binding, HandlerList, LuaHost, Ret};
+
+impl LuaHost {
+    pub(crate) fn handlers_for(&mut self, event_type: &'static str) -> Rc<HandlerList> {
+        if let Some(list) = self.handlers.get(event_type) {
+            return list.clone();
+        }
+        let name: &'static str =
+            Box::leak(digipology_kernel::handler_name(event_type).into_boxed_str());
+        let mut names = vec![name];
+        if event_type == "game.started" {
+            names.insert(0, "on_start");
+        }
+        let mut list = Vec::new();
+        for (i, b) in self.bindings.iter().enumerate() {
+            for n in &names {
+                if let Ok(LuaValue::Function(f)) = b.defs.raw_get::<LuaValue>(*n) {
+                    list.push((i, f, *n));
+                }
+            }
+        }
+        let list = Rc::new(list);
+        self.handlers.insert(event_type, list.clone());
+        list
+    }
+
+    /// A Lua string for a short name or id, created once and reused (every
+    /// fresh string costs a protected call once a memory limit is set).
+    pub(crate) fn sid(&self, s: &str) -> mlua::Result<LuaValue> {
+        self.shared.string(&self.lua, s).map(LuaValue::String)
+    }
+
+    /// (type, seq, actionId or nil, key, value, …) for `P.handle`.
+    pub(crate) fn event_args(&self, event: &Event) -> mlua::Result<Vec<LuaValue>> {
+        let mut args = Vec::with_capacity(12);
+        args.push(self.sid(event.type_name())?);
+        args.push(LuaValue::Integer(event.seq as i64));
+        args.push(match &event.action_id {
+            digipology_kernel::event::ActionId::Auto(_) => LuaValue::Nil,
+            digipology_kernel::event::ActionId::Given(id) => {
+                LuaValue::String(self.lua.create_string(&**id)?)
+            }
+        });
+        let mut failed = None;
+        event.kind.fields(&mut |k, v| {
+            if failed.is_some() {
+                return;
+            }
+            let value = match v {
+                Field::Null => Ok(LuaValue::Nil),
+                Field::Bool(b) => Ok(LuaValue::Boolean(b)),
+                Field::Num(n) => Ok(number(n)),
+                Field::Str(s) => self.sid(s),
+                other => to_lua(&self.lua, &other.to_value()),
+            };
+            match (self.sid(k), value) {
+                (Ok(k), Ok(v)) => {
+                    args.push(k);
+                    args.push(v);
+                }
+                (Err(e), _) | (_, Err(e)) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(args)
+    }
+
+    fn guards_for(&mut self, name: &'static str) -> Rc<Vec<(usize, Function)>> {
+        if let Some(list) = self.guards.get(name) {
+            return list.clone();
+        }
+        let list: Vec<(usize, Function)> = self
+            .bindings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| match b.defs.raw_get::<LuaValue>(name) {
+                Ok(LuaValue::Function(f)) => Some((i, f)),
+                _ => None,
+            })
+            .collect();
+        let list = Rc::new(list);
+        self.guards.insert(name, list.clone());
+        list
+    }
+}
+
+/// Calls `P.handle(f, type, seq, actionId, n, k1, v1, …)`; events with up
+/// to four data fields go over as a fixed tuple (no argument list to
+/// allocate).
+fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Ret> {
+    let n = args.len().saturating_sub(3) as i64;
+    if n <= 8 {
+        let mut it = args.into_iter();
+        let mut next = || it.next().unwrap_or(LuaValue::Nil);
+        let (t, seq, aid) = (next(), next(), next());
+        let fields = [
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+            next(),
+        ];
+        let [k1, v1, k2, v2, k3, v3, k4, v4] = fields;
+        return call.call::<Ret>((f, t, seq, aid, n, k1, v1, k2, v2, k3, v3, k4, v4));
+    }
+    let mut it = args.into_iter();
+    let mut all = MultiValue::new();
+    all.push_back(LuaValue::Function(f.clone()));
+    for _ in 0..3 {
+        all.push_back(it.next().unwrap_or(LuaValue::Nil));
+    }
+    all.push_back(LuaValue::Integer(n));
+    all.extend(it);
+    call.call::<Ret>(all)
+}
+
+impl ScriptHost for LuaHost {
+    fn begin_transaction(&mut self, seq: u64) {
+        self.seq = seq;
+        self.reset_budget();
+        *self.shared.doom.borrow_mut() = None;
+        self.shared.storage_values.borrow_mut().clear();
+        self.shared.ids.set(0);
+    }
+
+    fn guard(&mut self, state: &State, request: &GuardRequest<'_>) -> Verdict {
+        let name = request.kind.function_name();
+        let guards = self.guards_for(name);
+        if guards.is_empty() {
+            return Verdict::Allow;
+        }
+        let player_name = match state
+            .players
+            .get(request.player_id)
+            .and_then(|p| p.name.as_deref())
+        {
+            Some(n) => match self.sid(n) {
+                Ok(v) => v,
+                Err(e) => {
+                    let b = &self.bindings[guards[0].0];
+                    return Verdict::Fail(self.failure(
+                        b,
+                        name,
+                        (e.to_string(), None, ScriptErrorKind::Runtime),
+                    ));
+                }
+            },
+            None => LuaValue::Nil,
+        };
+        let key = {
+            use slotmap::Key;
+            request.entity_key.data().as_ffi() as i64
+        };
+        let transform = match request
+            .transform
+            .map(|t| to_lua(&self.lua, &t.to_value()))
+            .transpose()
+        {
+            Ok(t) => t.unwrap_or(LuaValue::Nil),
+            Err(e) => {
+                let b = &self.bindings[guards[0].0];
+                return Verdict::Fail(self.failure(
+                    b,
+                    name,
+                    (e.to_string(), None, ScriptErrorKind::Runtime),
+                ));
+            }
+        };
+        for (i, f) in guards.iter() {
+            let b = &self.bindings[*i];
+            if b.entity.as_deref().is_some_and(|e| e != request.entity_id) {
+                continue;
+            }
+            let call = &self.guard_call;
+            let invoke = || {
+                call.call::<Ret>((
+                    f,
+                    self.sid(request.player_id)?,
+                    player_name.clone(),
+                    self.sid(request.entity_id)?,
+                    key,
+                    transform.clone(),
+                ))
+            };
+            match self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id) {
+                // A mutation the guard caught with pcall still fails it.
+                Ok(_)
+                    if matches!(
+                        self.shared.fail_kind.get(),
+                        Some(ScriptErrorKind::GuardMutation)
+                    ) =>
+                {
+                    return Verdict::Fail(self.failure(
+                        b,
+                        name,
+                        (
+                            "guards are read-only: this guard tried to change the game (and caught the error)".into(),
+                            None,
+                            ScriptErrorKind::GuardMutation,
+                        ),
+                    ));
+                }
+                Ok((answer, reason)) => {
+                    if !matches!(answer, LuaValue::Boolean(true)) {
+                        // A reason is shown to the player: at most
+                        // REASON_BYTES_MAX bytes of it are kept.
+                        let reason = match reason {
+                            LuaValue::String(s) => Some(truncated(&s.as_bytes())),
+                            _ => None,
+                        };
+                        return Verdict::Deny { reason };
+                    }
+                }
+                Err(e) => return Verdict::Fail(self.failure(b, name, e)),
+            }
+        }
+        Verdict::Allow
+    }
+
+    fn on_event(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
+        self.on_event_handlers(ctx, event)?;
+        self.stored_callback(ctx, event)
+    }
+
+    fn wants_events(&self) -> bool {
+        self.has_handlers
+    }
+
+    fn wants_event(&mut self, event_type: &'static str) -> bool {
+        // Prompt answers and timer fires may have a stored callback; a
+        // cancel removes one.
+        matches!(
+            event_type,
+            "prompt.responded" | "timer.fired" | "prompt.canceled" | "timer.canceled"
+        ) || !self.handlers_for(event_type).is_empty()
+    }
+}
+
+impl LuaHost {
+    fn on_event_handlers(
+        &mut self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        event: &Event,
+    ) -> Result<(), ScriptFailure> {
+        let handlers = self.handlers_for(event.type_name());
+        if handlers.is_empty() {
+            return Ok(());
+        }
+        let mut named: Option<Vec<String>> = None;
+        let mut wants = |bindings: &[Binding], i: usize| match &bindings[i].entity {
+            None => true,
+            Some(e) => named
+                .get_or_insert_with(|| {
+                    event
+                        .kind
+                        .entity_ids()
+                        .iter()
+                        .map(|i| i.to_string())
+                        .collect()
+                })
+                .contains(e),
+        };
+        let Some(last) = (0..handlers.len())
+            .rev()
+            .find(|&j| wants(&self.bindings, handlers[j].0))
+        else {
+            return Ok(());
+        };
+        let mut args: Option<Vec<LuaValue>> = None;
+        for (j, (i, f, name)) in handlers.iter().enumerate().take(last + 1) {
+            if j != last && !wants(&self.bindings, *i) {
+                continue;
+            }
+            let b = &self.bindings[*i];
+            let built = match args.take() {
+                Some(a) => a,
+                None => self.event_args(event).map_err(|e| {
+                    self.failure(b, name, (e.to_string(), None, ScriptErrorKind::Runtime))
+                })?,
+            };
+            // The argument list is moved into the last call, cloned before.
+            let these = if j == last {
+                built
+            } else {
+                args = Some(built.clone());
+                built
+            };
+            let call = &self.handle_call;
+            let invoke = || invoke_handler(call, f, these);
+            self.run_handler(ctx, *i, name, invoke)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one handler call for binding `index`; a failure, or a rejected
+    /// subcommand the handler swallowed, becomes its script failure.
+    pub(crate) fn run_handler(
+        &self,
+        ctx: &mut ScriptCtx<'_, '_>,
+        index: usize,
+        function: &str,
+        invoke: impl FnOnce() -> mlua::Result<Ret>,
+    ) -> Result<(), ScriptFailure> {
+        let b = &self.bindings[index];
+        if let Err(e) = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id) {
+            return Err(self.failure(b, function, e));
+        }
+        if ctx.is_doomed() {
+            let (msg, kind) = self.shared.doom.borrow().clone().unwrap_or_else(|| {
+                (
+                    "a subcommand was rejected".into(),
+                    ScriptErrorKind::Subcommand,
+                )
+            });
+            return Err(self.failure(b, function, (msg, None, kind)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,131 @@
+//! Error mapping: a Lua error becomes a creator-facing message, line and
+//! kind (`script.error`), a compile error a [`LoadError`]; guard reasons and
+//! messages are bounded.
+
+use digipology_kernel::ScriptErrorKind;
+
+use crate::shared::Shared;
+use crate::spec::{Limits, LoadError};
+
+/// The message of an exhausted instruction budget.
+pub(crate) const BUDGET_MSG: &str = "instruction budget exceeded";
+
+/// (message, line, kind) of a failed call.
+pub(crate) type Failed = (String, Option<u32>, ScriptErrorKind);
+
+/// Maps a Lua error message to (message, line, kind): the budget and
+/// memory limits are named with the setting that raises them; otherwise the
+/// kind the sandbox recorded (runtime when none), the script's line, and the
+/// message without mlua's decoration.
+pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String) -> Failed {
+    if shared.exhausted.get() {
+        let msg = format!(
+            "{BUDGET_MSG} ({} instructions per action; game.json limits.instructionsMax or run --instructions-max sets it)",
+            limits.instructions_max
+        );
+        return (msg, None, ScriptErrorKind::Budget);
+    }
+    if msg == "not enough memory" || msg.contains("not enough memory") {
+        let msg = format!(
+            "memory limit exceeded ({} bytes per room; game.json limits.memoryBytesMax or run --memory-max sets it)",
+            limits.memory_bytes_max
+        );
+        return (msg, None, ScriptErrorKind::Memory);
+    }
+    let kind = shared.fail_kind.get().unwrap_or(ScriptErrorKind::Runtime);
+    let line = line_of(&msg);
+    (clean(&msg), line, kind)
+}
+
+/// A compile error as a [`LoadError`], with its line.
+pub(crate) fn syntax_error(file: &str, e: &mlua::Error) -> LoadError {
+    let message = match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        // The parser itself ran out of room (nesting too deep for the C
+        // stack): say so plainly, without the traceback mlua appends.
+        mlua::Error::RuntimeError(m) if m.contains("stack overflow") => {
+            return LoadError::Syntax {
+                file: file.to_owned(),
+                line: 0,
+                message: "the script nests too deeply to be read (expressions or blocks thousands of levels deep); flatten it".into(),
+            };
+        }
+        other => other.to_string(),
+    };
+    let line = line_of(&message).unwrap_or(0);
+    // Lua's message starts with "file:line: "; the error shows those apart.
+    let prefix = format!("{file}:{line}: ");
+    let message = message
+        .strip_prefix(&prefix)
+        .map(str::to_owned)
+        .unwrap_or(message);
+    LoadError::Syntax {
+        file: file.to_owned(),
+        line,
+        message,
+    }
+}
+
+/// Longest guard reason kept, in bytes (a longer one is cut at a character
+/// boundary and marked with `…`).
+pub const REASON_BYTES_MAX: usize = 1000;
+
+/// The first [`REASON_BYTES_MAX`] bytes of `bytes` as text, cut at a
+/// character boundary.
+pub(crate) fn truncated(bytes: &[u8]) -> String {
+    if bytes.len() <= REASON_BYTES_MAX {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut end = REASON_BYTES_MAX;
+    while end > 0 && (bytes[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    let mut s = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    s.push('…');
+    s
+}
+
+/// The line of the first `file.lua:12:` position in a message that is not
+/// in the prelude, if there is one.
+pub fn line_of(msg: &str) -> Option<u32> {
+    let mut from = 0;
+    while let Some(i) = msg[from..].find(".lua:") {
+        let idx = from + i;
+        from = idx + 5;
+        if msg[..idx].ends_with("prelude") {
+            continue;
+        }
+        let digits: String = msg[idx + 5..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse() {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// Longest error message kept, in characters.
+const MESSAGE_CHARS_MAX: usize = 2000;
+
+/// A message without mlua's `runtime error: ` prefix and stack traceback,
+/// with no memory address (an error object that is a table, function or
+/// userdata without `__tostring` is described by its type), cut at
+/// [`MESSAGE_CHARS_MAX`] characters.
+fn clean(msg: &str) -> String {
+    let msg = msg.strip_prefix("runtime error: ").unwrap_or(msg);
+    let msg = msg.split("\nstack traceback:").next().unwrap_or(msg);
+    for kind in ["table", "function", "userdata", "thread"] {
+        if let Some(rest) = msg.strip_prefix(kind).and_then(|r| r.strip_prefix(": 0x")) {
+            if rest.chars().all(|c| c.is_ascii_hexdigit()) {
+                return format!("(error object is a {kind} value)");
+            }
+        }
+    }
+    if msg.chars().count() > MESSAGE_CHARS_MAX {
+        let cut: String = msg.chars().take(MESSAGE_CHARS_MAX).collect();
+        return format!("{cut}...");
+    }
+    msg.to_owned()
+}

@@ -1,0 +1,197 @@
+-- host.lua: binding environments and the entry points the Rust host calls
+-- (third file of the prelude; see sandbox.lua).
+
+----------------------------------------------------------------------------
+-- Environments
+----------------------------------------------------------------------------
+
+local FORBIDDEN = {
+  io = true, os = true, debug = true, package = true, dofile = true, loadfile = true,
+  collectgarbage = true, loadstring = true, module = true, setfenv = true, getfenv = true,
+  newproxy = true,
+}
+
+-- The entry points the host calls (vm.rs reads exactly these): new_env,
+-- guard, handle, callback, selftest.
+local P = {}
+
+-- A fresh environment for one binding. `spec` = {script, binding, file,
+-- entity_id, entity_key, require}.
+function P.new_env(spec)
+  local script_id = spec.script
+  local env, defs = {}, {}
+  local base = {
+    assert = assert, error = error, ipairs = raw_ipairs, next = safe_next, pairs = sorted_pairs,
+    pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
+    rawlen = rawlen, rawset = safe_rawset, select = select, setmetatable = safe_setmetatable,
+    getmetatable = raw_getmetatable, tonumber = tonumber, tostring = safe_tostring, type = type,
+    _VERSION = G._VERSION,
+    string = readonly("string", SAFE_STRING),
+    table = readonly("table", SAFE_TABLE),
+    math = readonly("math", SAFE_MATH),
+    utf8 = readonly("utf8", SAFE_UTF8),
+    coroutine = readonly("coroutine", SAFE_COROUTINE),
+    game = GAME,
+    random = random,
+    storage = storage_node(script_id, {}),
+    ui = make_ui(spec),
+    timer = make_timer(spec),
+    print = function(...)
+      local n = select("#", ...)
+      local parts = {}
+      for i = 1, n do parts[i] = safe_tostring((select(i, ...))) end
+      core.log(script_id, concat(parts, "\t"))
+    end,
+    load = function(chunk, name, mode, chunk_env)
+      if type(chunk) ~= "string" then
+        fail("sandbox", "load accepts source text only", 2)
+      end
+      if sbyte(chunk, 1) == 27 then
+        fail("sandbox", "binary chunks cannot be loaded", 2)
+      end
+      charge(#chunk * LOAD_COST)
+      return raw_load(chunk, name, "t", chunk_env or env)
+    end,
+    require = (function()
+      local cache = {}
+      return function(name)
+        if type(name) ~= "string" then error("require expects a module name", 2) end
+        if cache[name] ~= nil then return cache[name] end
+        local src = core.module_source(name)
+        if not src then
+          fail("sandbox", "require can only load the game's own scripts (no module '" .. name .. "')", 2)
+        end
+        charge(#src[2] * LOAD_COST)
+        local f, err = raw_load(src[2], "=" .. src[1], "t", env)
+        if not f then error(err, 2) end
+        local r = f(name)
+        if r == nil then r = true end
+        cache[name] = r
+        return r
+      end
+    end)(),
+  }
+  base.self = entity_proxy(spec.entity_id, spec.entity_key)
+  base._G = env
+  raw_setmetatable(base, {
+    __index = function(_, k)
+      if FORBIDDEN[k] then fail("sandbox", k .. " is not available in the sandbox", 2) end
+    end,
+  })
+  raw_setmetatable(defs, { __index = base })
+  local env_mt = {
+    __metatable = PROXY,
+    __index = defs,
+    __newindex = function(_, k, v) rawset(defs, k, v) end,
+    __pairs = function() return sorted_pairs(defs) end,
+  }
+  raw_setmetatable(env, env_mt)
+  -- After the top-level chunk ran: no global may be created or changed.
+  local function freeze()
+    env_mt.__newindex = function(_, k)
+      fail("runtime", "global '" .. safe_tostring(k)
+        .. "' cannot be created or changed after the script has loaded; keep game state in storage", 2)
+    end
+  end
+  return env, defs, freeze
+end
+
+-- A table in event data (settings, item lists) is built once per event and
+-- handed to every handler: each handler gets its own copy, so one script
+-- cannot change what another sees.
+local function own(v, depth)
+  if type(v) ~= "table" then return v end
+  local c = {}
+  for k, x in next, v do c[k] = (depth < 64) and own(x, depth + 1) or x end
+  return c
+end
+
+local function owned_data(data)
+  for k, v in next, data do
+    if type(v) == "table" then data[k] = own(v, 1) end
+  end
+  return data
+end
+
+-- Guard arguments are proxies reused across calls (they are read-only, and
+-- every use of an entity proxy re-checks its handle against the live entity,
+-- so reuse can never reach a different entity).
+local guard_players, guard_entities = {}, {}
+
+function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
+  -- Slots [0], [1], [2] always exist on these proxies, so plain indexing
+  -- reads them raw (no metamethod) and costs no C call.
+  local p = guard_players[player_id]
+  -- `name` is only a raw field (which a script could overwrite) when the
+  -- player has one; reading an absent one would go through __index.
+  if p == nil or p[1] ~= player_id or p[2] ~= player_name or p.id ~= player_id
+    or (player_name ~= nil and p.name ~= player_name) then
+    p = player_proxy(player_id, player_name)
+    guard_players[player_id] = p
+  end
+  local e = guard_entities[entity_id]
+  if e == nil or e[0] ~= entity_key or e[1] ~= entity_id then
+    e = entity_proxy(entity_id, entity_key)
+    guard_entities[entity_id] = e
+  end
+  -- A drop's transform table is handed to every can_drop guard: each gets
+  -- its own copy.
+  if transform ~= nil then transform = own(transform, 1) end
+  return f(p, e, transform)
+end
+
+-- A handler call. The event's data arrives flattened (key, value, …) so the
+-- host pushes only values it already holds; the tables are built here. An
+-- assigned action id (`a<seq>`) is only formatted if the handler reads it.
+local EVENT_MT = {
+  -- Shared by every event table: hidden, so no script can change it.
+  __metatable = "event",
+  __index = function(ev, k)
+    if k == "actionId" then
+      local id = "a" .. rawget(ev, "seq")
+      rawset(ev, "actionId", id)
+      return id
+    end
+  end,
+}
+
+local function fill(data, k, v, ...)
+  if k == nil then return data end
+  data[k] = v
+  return fill(data, ...)
+end
+
+-- Table constructors size the table once; most events have 1 to 4 fields.
+function P.handle(f, event_type, seq, action_id, n, ...)
+  local k1, v1, k2, v2, k3, v3, k4, v4 = ...
+  local data
+  if n <= 2 then data = n == 0 and {} or { [k1] = v1 }
+  elseif n <= 4 then data = { [k1] = v1, [k2] = v2 }
+  elseif n <= 6 then data = { [k1] = v1, [k2] = v2, [k3] = v3 }
+  elseif n <= 8 then data = { [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }
+  else data = fill({ [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }, select(9, ...))
+  end
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(data) }
+  if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
+  return f(ev)
+end
+
+-- A stored callback: a prompt's answer or a timer's data first, then the
+-- event.
+function P.callback(f, value, event_type, seq, action_id, n, ...)
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(fill({}, ...)) }
+  if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
+  return f(value, ev)
+end
+
+-- Checks the deterministic build: string keys must iterate in the order
+-- pinned below in every process.
+function P.selftest()
+  local t = {}
+  for i = 1, 24 do t["k" .. i] = i end
+  local order = {}
+  for k in next, t do order[#order + 1] = k end
+  return concat(order, ",")
+end
+
+return P

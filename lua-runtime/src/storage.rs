@@ -1,0 +1,325 @@
+//! A script's `storage`: reads that copy nothing, writes in place through
+//! the transaction, and the limits on both (depth, values, the instruction
+//! cost of copying storage into storage).
+
+use std::collections::BTreeMap;
+
+use digipology_kernel::Value;
+use mlua::{Lua, MultiValue, Table, Value as LuaValue};
+
+use crate::access::{count_values, ok_true, refusal, ret, text, Access, Call};
+use crate::convert::{to_lua, to_value_with, DEPTH_MAX};
+
+impl Call<'_, '_, '_> {
+    /// The storage value at a path, borrowed (a read copies nothing).
+    fn storage_node(&self, script: &LuaValue, path: &LuaValue) -> Option<&Value> {
+        let script = text(script)?;
+        let path = path_of(path).ok()?;
+        let root = self.state().storage.get(&script)?;
+        walk(root, &path)
+    }
+
+    /// The canonical contents a `storage` node stands for (its metatable
+    /// names the script and the path), or `None` for any other table.
+    ///
+    /// Only the running script's own storage resolves (a table dressed up
+    /// as another script's node is refused), the copy is charged to the
+    /// instruction budget per value it holds ([`COPY_COST`]), and it may
+    /// not nest deeper than [`DEPTH_MAX`] where it is stored — so copying
+    /// storage into itself cannot grow work or memory past the limits.
+    pub(crate) fn storage_of(&self, t: &Table, depth: usize) -> Option<Result<Value, String>> {
+        let mt = t.metatable()?;
+        let script = match mt.raw_get::<LuaValue>("__storage").ok()? {
+            LuaValue::String(s) => s.to_string_lossy(),
+            _ => return None,
+        };
+        if script != **self.script_id {
+            return Some(Err("a script may only read its own storage".into()));
+        }
+        let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
+            Ok(p) => p,
+            Err(m) => return Some(Err(m)),
+        };
+        let empty = Value::Object(BTreeMap::new());
+        let found = self
+            .state()
+            .storage
+            .get(&script)
+            .and_then(|root| walk(root, &path))
+            .unwrap_or(&empty);
+        let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / COPY_COST;
+        let mut nodes = 0u64;
+        if let Err(m) = measure(found, depth, &mut nodes, budget) {
+            if nodes > budget {
+                // Marks the budget exhausted: the error is a `budget` one.
+                let _ = self.shared.charge_copy(u64::MAX);
+            }
+            return Some(Err(m));
+        }
+        if !self.shared.charge_copy(nodes.saturating_mul(COPY_COST)) {
+            return Some(Err("the instruction budget ran out copying storage".into()));
+        }
+        Some(Ok(found.clone()))
+    }
+
+    /// `storage_get(script, path)`: a scalar's value; `nil, true` for a
+    /// table (the prelude makes a view of it); nil when absent.
+    pub fn storage_get(
+        &self,
+        lua: &Lua,
+        script: &LuaValue,
+        path: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        match self.storage_node(script, path) {
+            Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
+                LuaValue::Nil,
+                LuaValue::Boolean(true),
+            ])),
+            Some(v) => ret(to_lua(lua, v)?),
+            None => ret(LuaValue::Nil),
+        }
+    }
+
+    /// `storage_set(script, path, value)`: `true`, or `false, message,
+    /// kind`. Only the running script's own storage, in handlers only.
+    pub fn storage_set(
+        &mut self,
+        lua: &Lua,
+        script: &LuaValue,
+        path: &LuaValue,
+        value: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        if let Some((msg, kind)) = self.write_refusal("write storage") {
+            return refusal(lua, &msg, kind);
+        }
+        let script = text(script).unwrap_or_default();
+        if script != **self.script_id {
+            return refusal(lua, "a script may only write its own storage", "sandbox");
+        }
+        let path = match path_of(path) {
+            Ok(p) => p,
+            Err(m) => return refusal(lua, &m, "runtime"),
+        };
+        let value = match value {
+            LuaValue::Nil => None,
+            v => match to_value_with(v, &|t, d| self.storage_of(t, d)) {
+                Ok(v) => Some(v),
+                Err(m) => {
+                    return refusal(
+                        lua,
+                        &format!("storage cannot hold this value: {m}"),
+                        "runtime",
+                    )
+                }
+            },
+        };
+        let depth = path.len() + value.as_ref().map_or(0, value_depth);
+        if depth > DEPTH_MAX {
+            return refusal(
+                lua,
+                &format!("storage cannot nest deeper than {DEPTH_MAX} levels (this write would reach {depth})"),
+                "runtime",
+            );
+        }
+        let Access::Handler(ctx) = &mut self.access else {
+            return ok_true();
+        };
+        // Changed in place: the transaction keeps one copy of the root for
+        // rollback, not one per write.
+        let root = ctx.storage_root_mut(&script);
+        // A script's storage holds at most STORAGE_VALUES_MAX values: the
+        // count is taken once per transaction (when the root is first
+        // touched, as it is copied) and kept up to date by each write.
+        let used = self.shared.storage_values(&script, || {
+            let mut n = 0u64;
+            count_values(root, &mut n, u64::MAX);
+            n
+        });
+        let mut old = 0u64;
+        if let Some(prev) = walk(root, &path) {
+            count_values(prev, &mut old, u64::MAX);
+        }
+        let mut new = 0u64;
+        if let Some(v) = &value {
+            count_values(v, &mut new, u64::MAX);
+        }
+        let after = (used + new).saturating_sub(old);
+        if new > old && after > STORAGE_VALUES_MAX {
+            return refusal(
+                lua,
+                &format!("storage is full: a script's storage holds at most {STORAGE_VALUES_MAX} values (this write would make {after})"),
+                "runtime",
+            );
+        }
+        let result = set_path(root, &path, value);
+        if result.is_ok() {
+            self.shared.set_storage_values(&script, after);
+        }
+        if matches!(&*root, Value::Object(o) if o.is_empty()) {
+            ctx.set_storage(&script, None);
+        }
+        if let Err(m) = result {
+            return refusal(lua, &m, "runtime");
+        }
+        ok_true()
+    }
+
+    /// `storage_len(script, path)`: the length of a list (0 otherwise).
+    pub fn storage_len(&self, script: &LuaValue, path: &LuaValue) -> i64 {
+        match self.storage_node(script, path) {
+            Some(Value::Array(a)) => a.len() as i64,
+            _ => 0,
+        }
+    }
+
+    /// `storage_keys(script, path)`: a list's indexes or an object's keys,
+    /// in order.
+    pub fn storage_keys(
+        &self,
+        lua: &Lua,
+        script: &LuaValue,
+        path: &LuaValue,
+    ) -> mlua::Result<LuaValue> {
+        let t = lua.create_table()?;
+        match self.storage_node(script, path) {
+            Some(Value::Array(a)) => {
+                for i in 0..a.len() {
+                    t.raw_set(i + 1, (i + 1) as i64)?;
+                }
+            }
+            Some(Value::Object(o)) => {
+                for (i, k) in o.keys().enumerate() {
+                    t.raw_set(i + 1, k.as_str())?;
+                }
+            }
+            _ => {}
+        }
+        Ok(LuaValue::Table(t))
+    }
+}
+
+/// How deeply a value nests (a scalar is 0, `{}` and `[]` are 1).
+fn value_depth(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Most values one script's storage may hold (every number, string,
+/// boolean, list and table counts one).
+pub const STORAGE_VALUES_MAX: u64 = 1_000_000;
+
+/// Instructions charged for each value copied out of storage.
+const COPY_COST: u64 = 100;
+
+/// Counts the values in `v` (into `nodes`) and checks its nesting fits
+/// under [`DEPTH_MAX`] from `depth`; stops as soon as `nodes` passes
+/// `budget`, so measuring never costs more than the copy would.
+fn measure(v: &Value, depth: usize, nodes: &mut u64, budget: u64) -> Result<(), String> {
+    if depth >= DEPTH_MAX {
+        return Err(format!(
+            "tables nested deeper than {DEPTH_MAX} levels (or a cycle)"
+        ));
+    }
+    *nodes += 1;
+    if *nodes > budget {
+        return Err("the instruction budget ran out copying storage".into());
+    }
+    match v {
+        Value::Array(a) => a
+            .iter()
+            .try_for_each(|x| measure(x, depth + 1, nodes, budget)),
+        Value::Object(o) => o
+            .values()
+            .try_for_each(|x| measure(x, depth + 1, nodes, budget)),
+        _ => Ok(()),
+    }
+}
+
+/// A storage path element.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn path_of(v: &LuaValue) -> Result<Vec<Step>, String> {
+    let LuaValue::Table(t) = v else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for i in 1..=t.raw_len() {
+        match t.raw_get::<LuaValue>(i).map_err(|e| e.to_string())? {
+            LuaValue::String(s) => out.push(Step::Key(
+                s.to_str().map_err(|e| e.to_string())?.to_string(),
+            )),
+            LuaValue::Integer(n) if n >= 1 => out.push(Step::Index(n as usize - 1)),
+            _ => return Err("storage keys must be strings or positive integers".into()),
+        }
+    }
+    Ok(out)
+}
+
+fn walk<'v>(mut v: &'v Value, path: &[Step]) -> Option<&'v Value> {
+    for step in path {
+        v = match (v, step) {
+            (Value::Object(o), Step::Key(k)) => o.get(k)?,
+            (Value::Array(a), Step::Index(i)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Sets (or with `None`, removes) the value at `path`.
+fn set_path(root: &mut Value, path: &[Step], value: Option<Value>) -> Result<(), String> {
+    let Some((last, parents)) = path.split_last() else {
+        return Err("cannot replace storage itself; set a key".into());
+    };
+    let mut node = root;
+    for step in parents {
+        node = match (node, step) {
+            (Value::Object(o), Step::Key(k)) => o
+                .get_mut(k)
+                .ok_or_else(|| format!("storage has no '{k}'"))?,
+            (Value::Array(a), Step::Index(i)) => a
+                .get_mut(*i)
+                .ok_or_else(|| format!("storage has no index {}", i + 1))?,
+            _ => return Err("that storage path does not lead to a table".into()),
+        };
+    }
+    // An empty table becomes a list when its first item is set (and only
+    // then: a failing write changes nothing).
+    if let (Value::Object(o), Step::Index(0), Some(_)) = (&*node, last, &value) {
+        if o.is_empty() {
+            *node = Value::Array(Vec::new());
+        }
+    }
+    match (node, last, value) {
+        (Value::Object(o), Step::Key(k), Some(v)) => {
+            o.insert(k.clone(), v);
+        }
+        (Value::Object(o), Step::Key(k), None) => {
+            o.remove(k);
+        }
+        (Value::Array(a), Step::Index(i), Some(v)) if *i < a.len() => a[*i] = v,
+        (Value::Array(a), Step::Index(i), Some(v)) if *i == a.len() => a.push(v),
+        (Value::Array(a), Step::Index(i), None) if *i + 1 == a.len() => {
+            a.pop();
+        }
+        (Value::Array(a), Step::Index(i), None) if *i >= a.len() => {}
+        (Value::Array(_), Step::Index(_), _) => {
+            return Err("storage arrays cannot have holes: set index n+1 to append, nil the last index to remove".into())
+        }
+        (Value::Array(_), Step::Key(k), _) => {
+            return Err(format!("this storage table is an array; it cannot take the string key '{k}'"))
+        }
+        (Value::Object(_), Step::Index(_), _) => {
+            return Err("this storage table has string keys; it cannot take an integer key".into())
+        }
+        _ => return Err("that storage path does not lead to a table".into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! VM set-up: the libraries, the instruction hook, the prelude and its
+//! determinism self-test, the memory limit, and loading each binding's
+//! script into its own environment.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use digipology_kernel::{Id, ScriptErrorKind, State};
+use mlua::chunk::ChunkMode;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
+use rustc_hash::FxHashMap;
+
+use crate::access::Access;
+use crate::errors::{syntax_error, BUDGET_MSG};
+use crate::host::{Binding, LuaHost, Ret};
+use crate::native::natives;
+use crate::shared::Shared;
+use crate::slot::Slot;
+use crate::spec::{BindingSpec, Limits, LoadError, Modules, ScriptSpec};
+
+/// The prelude: the Lua side of the runtime, three files run as one chunk
+/// (`src/lua/sandbox.lua`, `api.lua`, `host.lua`; see the first).
+pub const PRELUDE: &str = concat!(
+    include_str!("lua/sandbox.lua"),
+    include_str!("lua/api.lua"),
+    include_str!("lua/host.lua")
+);
+
+/// `pairs` order of 24 string keys that every correctly built VM shows (see
+/// `.cargo/config.toml`); checked at start-up.
+const PAIRS_SELFTEST: &str =
+    "k14,k18,k24,k23,k13,k17,k10,k20,k3,k2,k1,k22,k21,k11,k4,k16,k9,k15,k19,k8,k6,k7,k12,k5";
+
+/// Instructions between two budget checks.
+const HOOK_EVERY: u32 = 1000;
+
+impl LuaHost {
+    /// Builds the VM, loads the prelude and every script binding against the
+    /// starting state.
+    ///
+    /// # Errors
+    /// A syntax or load error (with file and line), a binding to a missing
+    /// entity, or a VM that fails its determinism self-test.
+    pub fn new(
+        scripts: &[ScriptSpec],
+        modules: Modules,
+        state: &State,
+        limits: Limits,
+    ) -> Result<LuaHost, LoadError> {
+        let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+        let lua = Lua::new_with(libs, LuaOptions::default()).map_err(internal)?;
+        let shared = Rc::new(Shared {
+            remaining: Cell::new(i64::try_from(limits.instructions_max).unwrap_or(i64::MAX)),
+            exhausted: Cell::new(false),
+            fail_kind: Cell::new(None),
+            doom: RefCell::new(None),
+            storage_values: RefCell::new(Vec::new()),
+            log: RefCell::new(Vec::new()),
+            ids: Cell::new(0),
+            strings: RefCell::new(FxHashMap::default()),
+        });
+        let hook_shared = shared.clone();
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| {
+                if hook_shared.charge(i64::from(HOOK_EVERY)) {
+                    Ok(VmState::Continue)
+                } else {
+                    hook_shared.fail(ScriptErrorKind::Budget);
+                    Err(mlua::Error::runtime(BUDGET_MSG))
+                }
+            },
+        )
+        .map_err(internal)?;
+        let core = make_core(&lua, &shared, modules).map_err(internal)?;
+        let slot = Rc::new(Slot::new());
+        let natives = natives(&lua, &slot).map_err(internal)?;
+        let prelude: Table = lua
+            .load(PRELUDE)
+            .set_name("=prelude.lua")
+            .set_mode(ChunkMode::Text)
+            .call((core, lua.globals(), natives))
+            .map_err(internal)?;
+        let order: String = prelude
+            .get::<Function>("selftest")
+            .and_then(|f| f.call(()))
+            .map_err(internal)?;
+        if order != PAIRS_SELFTEST {
+            return Err(LoadError::Internal(format!(
+                "this build of Lua iterates tables in a process-dependent order (got {order}); \
+                 it was built without the flags in .cargo/config.toml: run `cargo clean -p mlua-sys` and rebuild"
+            )));
+        }
+        lua.set_memory_limit(limits.memory_bytes_max)
+            .map_err(internal)?;
+        // Scripted actions make short-lived tables (events, proxies): the
+        // generational collector handles those far more cheaply.
+        lua.gc_set_mode(mlua::state::GcMode::Generational(
+            mlua::state::GcGenParams::default(),
+        ));
+        let get = |name: &str| prelude.get::<Function>(name).map_err(internal);
+        let mut host = LuaHost {
+            guard_call: get("guard")?,
+            handle_call: get("handle")?,
+            callback_call: get("callback")?,
+            lua,
+            shared,
+            limits,
+            bindings: Vec::new(),
+            slot,
+            seq: state.sequence,
+            guards: FxHashMap::default(),
+            handlers: FxHashMap::default(),
+            has_handlers: false,
+        };
+        let new_env = get("new_env")?;
+        for script in scripts {
+            for b in &script.bindings {
+                host.load_binding(&new_env, script, b, state)?;
+            }
+        }
+        // Stored prompt/timer callbacks can reach any binding, so any script
+        // means events are delivered.
+        host.has_handlers = !host.bindings.is_empty();
+        Ok(host)
+    }
+
+    fn load_binding(
+        &mut self,
+        new_env: &Function,
+        script: &ScriptSpec,
+        b: &BindingSpec,
+        state: &State,
+    ) -> Result<(), LoadError> {
+        let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
+        let key = match &b.entity {
+            Some(id) => match state.key(id) {
+                Some(k) => Some(k),
+                None => {
+                    return Err(LoadError::Binding {
+                        script: script.id.clone(),
+                        binding: b.id.clone(),
+                        message: format!("binds entity \"{id}\", which does not exist"),
+                    })
+                }
+            },
+            None => None,
+        };
+        let spec = self.lua.create_table().map_err(internal)?;
+        spec.set("script", script.id.as_str()).map_err(internal)?;
+        spec.set("binding", b.id.as_str()).map_err(internal)?;
+        if let (Some(id), Some(k)) = (&b.entity, key) {
+            use slotmap::Key;
+            spec.set("entity_id", id.as_str()).map_err(internal)?;
+            spec.set("entity_key", k.data().as_ffi() as i64)
+                .map_err(internal)?;
+        }
+        let (env, defs, freeze): (Table, Table, Function) = new_env.call(spec).map_err(internal)?;
+        let chunk = self
+            .lua
+            .load(&script.source)
+            .set_name(format!("={}", script.file))
+            .set_mode(ChunkMode::Text)
+            .set_environment(env)
+            .into_function()
+            .map_err(|e| syntax_error(&script.file, &e))?;
+        self.reset_budget();
+        let (script_id, binding_id) = (Id::from(script.id.as_str()), Id::from(b.id.as_str()));
+        let outcome = self.call(
+            || chunk.call::<Ret>(()),
+            Access::Load(state),
+            &script_id,
+            &binding_id,
+        );
+        match outcome {
+            Ok(_) => {}
+            Err((message, _, _)) => {
+                return Err(LoadError::Runtime {
+                    file: script.file.clone(),
+                    message,
+                })
+            }
+        }
+        freeze.call::<()>(()).map_err(internal)?;
+        self.bindings.push(Binding {
+            script_id,
+            binding_id,
+            entity: b.entity.clone(),
+            defs,
+        });
+        Ok(())
+    }
+}
+
+fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<Table> {
+    let core = lua.create_table()?;
+    let s = shared.clone();
+    core.set(
+        "exhausted",
+        lua.create_function(move |_, ()| Ok(s.exhausted.get()))?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "charge",
+        lua.create_function(move |_, n: i64| {
+            if s.charge(n.max(0)) {
+                Ok(())
+            } else {
+                s.fail(ScriptErrorKind::Budget);
+                Err(mlua::Error::runtime(BUDGET_MSG))
+            }
+        })?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "fail",
+        lua.create_function(move |_, kind: String| {
+            let k = match kind.as_str() {
+                "sandbox" => ScriptErrorKind::Sandbox,
+                "budget" => ScriptErrorKind::Budget,
+                "guard_mutation" => ScriptErrorKind::GuardMutation,
+                "subcommand" => ScriptErrorKind::Subcommand,
+                "memory" => ScriptErrorKind::Memory,
+                _ => ScriptErrorKind::Runtime,
+            };
+            s.fail(k);
+            Ok(())
+        })?,
+    )?;
+    let s = shared.clone();
+    core.set(
+        "log",
+        lua.create_function(move |_, (script, msg): (String, String)| {
+            let mut log = s.log.borrow_mut();
+            if log.len() < 10_000 {
+                let msg: String = msg.chars().take(2000).collect();
+                log.push(format!("[{script}] {msg}"));
+            }
+            Ok(())
+        })?,
+    )?;
+    core.set("null", LuaValue::NULL)?;
+    core.set(
+        "module_source",
+        lua.create_function(move |_, name: String| {
+            Ok(modules.get(&name).map(|(f, s)| vec![f.clone(), s.clone()]))
+        })?,
+    )?;
+    Ok(core)
+}
+
+/// Compiles `source` without running it (for `digipology check`).
+///
+/// # Errors
+/// The syntax error, with file and line.
+pub fn check_syntax(file: &str, source: &str) -> Result<(), LoadError> {
+    let lua = Lua::new_with(StdLib::NONE, LuaOptions::default())
+        .map_err(|e| LoadError::Internal(e.to_string()))?;
+    lua.load(source)
+        .set_name(format!("={file}"))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map(|_| ())
+        .map_err(|e| syntax_error(file, &e))
+}
