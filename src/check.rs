@@ -40,73 +40,141 @@ pub fn check(game: &Path) -> ExitCode {
 fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
     let package = match Package::load(game) {
         Ok(p) => p,
-        Err(e) => {
-            return vec![Problem {
-                place: match &e {
-                    CliError::Json {
-                        path, line, column, ..
-                    } => format!("{}:{line}:{column}", path.display()),
-                    CliError::Io { path, .. } => path.display().to_string(),
-                    _ => game.display().to_string(),
-                },
-                message: match e {
-                    CliError::Json { message, .. } => {
-                        format!("invalid JSON: {message} (fix the syntax at that spot)")
-                    }
-                    CliError::Io { message, .. } => message,
-                    other => other.to_string(),
-                },
-            }]
-        }
+        Err(e) => return vec![unreadable(game, e)],
     };
-    let text = std::fs::read_to_string(&package.manifest).unwrap_or_default();
-    let manifest = package.manifest.display().to_string();
-    let at = |path: &str| format!("{manifest}:{}", locate(&text, path).unwrap_or(1));
-    let mut problems = Vec::new();
-    let state = match package.initial_state(0) {
-        Ok(s) => Some(s),
-        Err(CliError::Game { error, .. }) => {
-            problems.push(Problem {
-                place: at(&error.path),
-                message: format!(
-                    "{}: {} (see docs/formats.md, game.json)",
-                    error.path, error.message
-                ),
-            });
-            None
-        }
-        Err(e) => {
-            problems.push(Problem {
-                place: manifest.clone(),
-                message: e.to_string(),
-            });
-            None
-        }
+    let mut c = Checker {
+        text: std::fs::read_to_string(&package.manifest).unwrap_or_default(),
+        manifest: package.manifest.display().to_string(),
+        package: &package,
+        problems: Vec::new(),
+        checked: Vec::new(),
+        required: Vec::new(),
     };
-    if let Err(CliError::Game { error, .. }) = package.limits() {
-        problems.push(Problem {
-            place: at(&error.path),
-            message: format!("{}: {}", error.path, error.message),
-        });
-    }
+    let state = c.manifest_state();
     let list = package
         .json
         .get("scripts")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut checked: Vec<String> = Vec::new();
-    let mut required: Vec<String> = Vec::new();
     for (i, entry) in list.iter().enumerate() {
+        c.script_entry(i, entry, state.as_ref());
+    }
+    if let Err(CliError::Game { error, .. }) = package.scripts() {
+        if !error.path.ends_with(".file") {
+            let place = c.at(&error.path);
+            c.problem(place, format!("{}: {}", error.path, error.message));
+        }
+    }
+    c.modules(warnings);
+    // Last, load the room exactly as `run` does (scripts' top-level chunks
+    // run in the sandbox, no action is processed), so `check` can never
+    // pass a game that `run` refuses.
+    if c.problems.is_empty() {
+        if let Err(e) = crate::package::build_room(&package, 0, (None, None)) {
+            let p = load_problem(&package, &c.text, e);
+            c.problems.push(p);
+        }
+    }
+    c.problems
+}
+
+/// A package that cannot be read at all.
+fn unreadable(game: &Path, e: CliError) -> Problem {
+    Problem {
+        place: match &e {
+            CliError::Json {
+                path, line, column, ..
+            } => format!("{}:{line}:{column}", path.display()),
+            CliError::Io { path, .. } => path.display().to_string(),
+            _ => game.display().to_string(),
+        },
+        message: match e {
+            CliError::Json { message, .. } => {
+                format!("invalid JSON: {message} (fix the syntax at that spot)")
+            }
+            CliError::Io { message, .. } => message,
+            other => other.to_string(),
+        },
+    }
+}
+
+/// The checks of one readable package, and what they found.
+struct Checker<'p> {
+    package: &'p Package,
+    /// The manifest's text (to find a path's line) and its name.
+    text: String,
+    manifest: String,
+    problems: Vec<Problem>,
+    /// Script files checked, and the module names they require.
+    checked: Vec<String>,
+    required: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn problem(&mut self, place: String, message: String) {
+        self.problems.push(Problem { place, message });
+    }
+
+    /// `game.json:LINE` of a JSON path.
+    fn at(&self, path: &str) -> String {
+        format!(
+            "{}:{}",
+            self.manifest,
+            locate(&self.text, path).unwrap_or(1)
+        )
+    }
+
+    /// `game.json:LINE` of a string's first appearance.
+    fn at_str(&self, s: &str) -> String {
+        format!(
+            "{}:{}",
+            self.manifest,
+            locate_str(&self.text, s).unwrap_or(1)
+        )
+    }
+
+    /// The starting state (when the manifest loads) and the limits.
+    fn manifest_state(&mut self) -> Option<digipology_kernel::State> {
+        let state = match self.package.initial_state(0) {
+            Ok(s) => Some(s),
+            Err(CliError::Game { error, .. }) => {
+                let place = self.at(&error.path);
+                self.problem(
+                    place,
+                    format!(
+                        "{}: {} (see docs/formats.md, game.json)",
+                        error.path, error.message
+                    ),
+                );
+                None
+            }
+            Err(e) => {
+                let place = self.manifest.clone();
+                self.problem(place, e.to_string());
+                None
+            }
+        };
+        if let Err(CliError::Game { error, .. }) = self.package.limits() {
+            let place = self.at(&error.path);
+            self.problem(place, format!("{}: {}", error.path, error.message));
+        }
+        state
+    }
+
+    /// `scripts[i]`: a file inside the game folder that exists and
+    /// compiles, and bindings to entities the game defines.
+    fn script_entry(&mut self, i: usize, entry: &Value, state: Option<&digipology_kernel::State>) {
         let path = format!("scripts[{i}]");
         let Some(file) = entry.get("file").and_then(Value::as_str) else {
-            problems.push(Problem {
-                place: at(&path),
-                message: format!(
+            let place = self.at(&path);
+            self.problem(
+                place,
+                format!(
                     "{path}.file is missing: give the script's path, like \"scripts/main.lua\""
                 ),
-            });
-            continue;
+            );
+            return;
         };
         // A path leading outside the game folder is never opened.
         let outside = Path::new(file).components().any(|c| {
@@ -116,100 +184,88 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
             )
         });
         if outside {
-            problems.push(Problem {
-                place: format!("{manifest}:{}", locate_str(&text, file).unwrap_or(1)),
-                message: format!("{path}.file: \"{file}\" must be a path inside the game folder, like \"scripts/main.lua\" (no absolute path, no ..)"),
-            });
-            continue;
+            let place = self.at_str(file);
+            self.problem(place, format!("{path}.file: \"{file}\" must be a path inside the game folder, like \"scripts/main.lua\" (no absolute path, no ..)"));
+            return;
         }
-        let full = package.dir.join(file);
-        match crate::package::read_script(&full) {
-            Err(_) => problems.push(Problem {
-                place: format!("{manifest}:{}", locate_str(&text, file).unwrap_or(1)),
-                message: format!(
-                    "{path}.file: {} does not exist (create it, or fix the path; it is relative to the game folder)",
-                    full.display()
-                ),
-            }),
-            Ok(source) => {
-                checked.push(file.trim_start_matches("./").to_owned());
-                required.extend(required_names(&source));
-                if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) = digipology_lua::check_syntax(file, &source) {
-                    problems.push(Problem {
-                        place: at_line(&full.display().to_string(), line),
-                        message: format!("syntax error: {message}"),
-                    });
-                }
-            }
-        }
+        self.script_file(&path, file);
         if let (Some(state), Some(bindings)) =
-            (&state, entry.get("bindings").and_then(Value::as_array))
+            (state, entry.get("bindings").and_then(Value::as_array))
         {
             for b in bindings {
                 if let Some(e) = b.get("entity").and_then(Value::as_str) {
                     if state.entity(e).is_none() {
-                        problems.push(Problem {
-                            place: format!("{manifest}:{}", locate_str(&text, e).unwrap_or(1)),
-                            message: format!("{path}: a binding names entity \"{e}\", which the game does not define"),
-                        });
+                        let place = self.at_str(e);
+                        self.problem(place, format!("{path}: a binding names entity \"{e}\", which the game does not define"));
                     }
                 }
             }
         }
     }
-    if let Err(CliError::Game { error, .. }) = package.scripts() {
-        if !error.path.ends_with(".file") {
-            problems.push(Problem {
-                place: at(&error.path),
-                message: format!("{}: {}", error.path, error.message),
-            });
-        }
-    }
-    // Every module a script requires by name (and the modules those
-    // require): a broken helper file fails the game as surely as a broken
-    // main script. Other files under scripts/ are only warned about — no
-    // script names them, so `run` does not load them.
-    let modules = package.modules();
-    let mut reached = std::collections::BTreeSet::new();
-    while let Some(name) = required.pop() {
-        if reached.insert(name.clone()) {
-            if let Some((_, source)) = modules.get(&name) {
-                required.extend(required_names(source));
-            }
-        }
-    }
-    for (name, (file, source)) in &modules {
-        if checked.contains(file) {
-            continue;
-        }
-        if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
-            digipology_lua::check_syntax(file, source)
-        {
-            let place = at_line(&package.dir.join(file).display().to_string(), line);
-            if reached.contains(name) {
-                problems.push(Problem {
+
+    /// One script file: it exists and compiles; its requires are noted.
+    fn script_file(&mut self, path: &str, file: &str) {
+        let full = self.package.dir.join(file);
+        match crate::package::read_script(&full) {
+            Err(_) => {
+                let place = self.at_str(file);
+                self.problem(
                     place,
-                    message: format!(
-                        "syntax error (module \"{name}\", loaded by require): {message}"
+                    format!(
+                        "{path}.file: {} does not exist (create it, or fix the path; it is relative to the game folder)",
+                        full.display()
                     ),
-                });
-            } else {
-                warnings.push(Problem {
-                    place,
-                    message: format!("syntax error in a module no script requires by name (\"{name}\"; it fails when one does): {message}"),
-                });
+                );
+            }
+            Ok(source) => {
+                self.checked.push(file.trim_start_matches("./").to_owned());
+                self.required.extend(required_names(&source));
+                if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
+                    digipology_lua::check_syntax(file, &source)
+                {
+                    let place = at_line(&full.display().to_string(), line);
+                    self.problem(place, format!("syntax error: {message}"));
+                }
             }
         }
     }
-    // Last, load the room exactly as `run` does (scripts' top-level chunks
-    // run in the sandbox, no action is processed), so `check` can never
-    // pass a game that `run` refuses.
-    if problems.is_empty() {
-        if let Err(e) = crate::package::build_room(&package, 0, (None, None)) {
-            problems.push(load_problem(&package, &text, e));
+
+    /// Every module a script requires by name (and the modules those
+    /// require): a broken helper file fails the game as surely as a broken
+    /// main script. Other files under scripts/ are only warned about — no
+    /// script names them, so `run` does not load them.
+    fn modules(&mut self, warnings: &mut Vec<Problem>) {
+        let modules = self.package.modules();
+        let mut reached = std::collections::BTreeSet::new();
+        while let Some(name) = self.required.pop() {
+            if reached.insert(name.clone()) {
+                if let Some((_, source)) = modules.get(&name) {
+                    self.required.extend(required_names(source));
+                }
+            }
+        }
+        for (name, (file, source)) in &modules {
+            if self.checked.contains(file) {
+                continue;
+            }
+            if let Err(digipology_lua::LoadError::Syntax { line, message, .. }) =
+                digipology_lua::check_syntax(file, source)
+            {
+                let place = at_line(&self.package.dir.join(file).display().to_string(), line);
+                if reached.contains(name) {
+                    self.problem(
+                        place,
+                        format!("syntax error (module \"{name}\", loaded by require): {message}"),
+                    );
+                } else {
+                    warnings.push(Problem {
+                        place,
+                        message: format!("syntax error in a module no script requires by name (\"{name}\"; it fails when one does): {message}"),
+                    });
+                }
+            }
         }
     }
-    problems
 }
 
 /// A room that does not build, as a problem with the best place known.

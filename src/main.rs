@@ -1,4 +1,6 @@
 //! `digipology`: run, test and inspect deterministic tabletop games.
+// The function-length budget (clippy.toml; the policy is in Cargo.toml).
+#![warn(clippy::too_many_lines)]
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -190,42 +192,9 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         .to_owned();
     room.fires_max = args.max_end_fires;
     if let Some(path) = &args.record {
-        let file = File::create(path).map_err(|e| CliError::Io {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        let mut header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed,
-            "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
-        if args.resume.is_some() {
-            header["resume"] = serde_json::from_str(&room.save_json(&game_id)).map_err(|e| {
-                CliError::Io {
-                    path: path.clone(),
-                    message: format!("cannot record the resumed room: its state does not fit in a record header ({e})"),
-                }
-            })?;
-        }
-        room.record_to(Box::new(BufWriter::new(file)), header)
-            .map_err(|e| CliError::Io {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
+        start_record(&mut room, args, path, &game_id)?;
     }
-    let readable = match args.format.as_deref() {
-        Some("text") => true,
-        Some("jsonl") | Some("json") => false,
-        Some(other) => {
-            return Err(CliError::Io {
-                path: PathBuf::from("--format"),
-                message: format!("unknown format \"{other}\" (use text or jsonl)"),
-            })
-        }
-        None => args.events == "-" && std::io::IsTerminal::is_terminal(&io::stdout()),
-    };
-    let mut sink: Box<dyn Write> = if readable {
-        Box::new(Readable(open_events(&args.events)?))
-    } else {
-        open_events(&args.events)?
-    };
+    let mut sink = events_sink(args)?;
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {
         (Some(p), _) => p.clone(),
@@ -266,8 +235,70 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     }
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
+    write_outputs(&room, args, &game_id)?;
+    eprintln!(
+        "digipology: {} actions ({} rejected), state hash {}",
+        room.processed,
+        room.rejected,
+        room.kernel().state_hash()
+    );
+    Ok(())
+}
+
+/// Starts `--record`: the header (with the resumed state, when resuming),
+/// then a line per action.
+fn start_record(
+    room: &mut Room,
+    args: &RunArgs,
+    path: &Path,
+    game_id: &str,
+) -> Result<(), CliError> {
+    let file = File::create(path).map_err(|e| CliError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed,
+            "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
+    if args.resume.is_some() {
+        header["resume"] = serde_json::from_str(&room.save_json(game_id)).map_err(|e| {
+                CliError::Io {
+                    path: path.to_path_buf(),
+                    message: format!("cannot record the resumed room: its state does not fit in a record header ({e})"),
+                }
+            })?;
+    }
+    room.record_to(Box::new(BufWriter::new(file)), header)
+        .map_err(|e| CliError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+}
+
+/// Where events go, and in which form (`--format`, or readable text on a
+/// terminal).
+fn events_sink(args: &RunArgs) -> Result<Box<dyn Write>, CliError> {
+    let readable = match args.format.as_deref() {
+        Some("text") => true,
+        Some("jsonl") | Some("json") => false,
+        Some(other) => {
+            return Err(CliError::Io {
+                path: PathBuf::from("--format"),
+                message: format!("unknown format \"{other}\" (use text or jsonl)"),
+            })
+        }
+        None => args.events == "-" && std::io::IsTerminal::is_terminal(&io::stdout()),
+    };
+    Ok(if readable {
+        Box::new(Readable(open_events(&args.events)?))
+    } else {
+        open_events(&args.events)?
+    })
+}
+
+/// `--save` and `--state-out`.
+fn write_outputs(room: &Room, args: &RunArgs, game_id: &str) -> Result<(), CliError> {
     if let Some(path) = &args.save {
-        let text = room.save_json(&game_id);
+        let text = room.save_json(game_id);
         std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
             path: path.clone(),
             message: e.to_string(),
@@ -279,12 +310,6 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
             message: e.to_string(),
         })?;
     }
-    eprintln!(
-        "digipology: {} actions ({} rejected), state hash {}",
-        room.processed,
-        room.rejected,
-        room.kernel().state_hash()
-    );
     Ok(())
 }
 

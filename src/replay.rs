@@ -38,27 +38,11 @@ enum Verdict {
 fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
     let file = std::fs::File::open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut lines = BufReader::new(file).lines();
-    let header_text = lines
-        .next()
-        .ok_or_else(|| format!("{}: empty record", log.display()))?
-        .map_err(|e| e.to_string())?;
-    let header: Value = serde_json::from_str(&header_text).map_err(|e| {
-        format!(
-            "{}:1: not a record header ({e}); records are written by `digipology run --record`",
-            log.display()
-        )
-    })?;
-    if header.get("record").and_then(Value::as_u64) != Some(1) {
-        return Err(format!(
-            "{}:1: not a digipology record (its first line must be the header)",
-            log.display()
-        ));
-    }
+    let header = read_header(log, lines.next())?;
     let game_path: PathBuf = match game {
         Some(g) => g.to_path_buf(),
         None => PathBuf::from(header.get("game").and_then(Value::as_str).unwrap_or(".")),
     };
-    let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let package = Package::load(&game_path).map_err(|e| e.to_string())?;
     let mut expected: BTreeMap<String, String> = header
         .get("digest")
@@ -69,22 +53,7 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let overrides = (
-        header.get("instructionsMax").and_then(Value::as_u64),
-        header
-            .get("memoryMax")
-            .and_then(Value::as_u64)
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-    );
-    let mut room = match header.get("resume") {
-        Some(save) => {
-            let save = crate::package::Save::from_value(save, &package)
-                .map_err(|m| format!("{}:1: the record's resume point: {m}", log.display()))?;
-            crate::package::room_from_save(&package, &save, log, overrides)
-        }
-        None => crate::package::build_room(&package, seed, overrides),
-    }
-    .map_err(|e| e.to_string())?;
+    let mut room = room_for(&header, &package, log)?;
     crate::notices_to_stderr(&mut room);
     room.autofire = false;
     let mut sink = std::io::sink();
@@ -118,28 +87,92 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
         let want = rec.get("hash").and_then(Value::as_str).unwrap_or("");
         let got = room.kernel().state_hash();
         if got != want {
-            let now = digest(room.kernel().state());
-            let mut paths: Vec<&String> = expected.keys().chain(now.keys()).collect();
-            paths.sort();
-            paths.dedup();
-            let differing: Vec<&str> = paths
-                .into_iter()
-                .filter(|p| expected.get(*p) != now.get(*p))
-                .map(String::as_str)
-                .collect();
-            let seq = rec.get("seq").and_then(Value::as_u64).unwrap_or(0);
-            let ty = action
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("(unreadable line)");
-            return Ok(Verdict::Diverged(format!(
-                "diverged at sequence {seq} ({ty}, {}:{lineno}): expected state hash {want}, got {got}\n\
-                 differing state paths: {}",
-                log.display(),
-                if differing.is_empty() { "(none found in the digest)".to_owned() } else { differing.join(", ") }
+            return Ok(Verdict::Diverged(divergence(
+                &room,
+                &expected,
+                &rec,
+                &action,
+                (want, &got),
+                (log, lineno),
             )));
         }
         verified += 1;
     }
     Ok(Verdict::Verified(verified))
+}
+
+/// The record's first line: its header.
+fn read_header(log: &Path, first: Option<std::io::Result<String>>) -> Result<Value, String> {
+    let header_text = first
+        .ok_or_else(|| format!("{}: empty record", log.display()))?
+        .map_err(|e| e.to_string())?;
+    let header: Value = serde_json::from_str(&header_text).map_err(|e| {
+        format!(
+            "{}:1: not a record header ({e}); records are written by `digipology run --record`",
+            log.display()
+        )
+    })?;
+    if header.get("record").and_then(Value::as_u64) != Some(1) {
+        return Err(format!(
+            "{}:1: not a digipology record (its first line must be the header)",
+            log.display()
+        ));
+    }
+    Ok(header)
+}
+
+/// The room the record started from: a fresh one, or the resumed save.
+fn room_for(header: &Value, package: &Package, log: &Path) -> Result<crate::room::Room, String> {
+    let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let overrides = (
+        header.get("instructionsMax").and_then(Value::as_u64),
+        header
+            .get("memoryMax")
+            .and_then(Value::as_u64)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
+    match header.get("resume") {
+        Some(save) => {
+            let save = crate::package::Save::from_value(save, package)
+                .map_err(|m| format!("{}:1: the record's resume point: {m}", log.display()))?;
+            crate::package::room_from_save(package, &save, log, overrides)
+        }
+        None => crate::package::build_room(package, seed, overrides),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// What the replay says when a hash differs: where, and which state paths.
+fn divergence(
+    room: &crate::room::Room,
+    expected: &BTreeMap<String, String>,
+    rec: &Value,
+    action: &Value,
+    (want, got): (&str, &str),
+    (log, lineno): (&Path, usize),
+) -> String {
+    let now = digest(room.kernel().state());
+    let mut paths: Vec<&String> = expected.keys().chain(now.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    let differing: Vec<&str> = paths
+        .into_iter()
+        .filter(|p| expected.get(*p) != now.get(*p))
+        .map(String::as_str)
+        .collect();
+    let seq = rec.get("seq").and_then(Value::as_u64).unwrap_or(0);
+    let ty = action
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("(unreadable line)");
+    format!(
+        "diverged at sequence {seq} ({ty}, {}:{lineno}): expected state hash {want}, got {got}\n\
+                 differing state paths: {}",
+        log.display(),
+        if differing.is_empty() {
+            "(none found in the digest)".to_owned()
+        } else {
+            differing.join(", ")
+        }
+    )
 }

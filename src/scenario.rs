@@ -236,32 +236,7 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     let events = events_of(&sink);
-    if let Some(code) = obj.get("reject") {
-        let code = code.as_str().ok_or("\"reject\" must be a rejection code")?;
-        let got = events.iter().find(|e| e["type"] == "action.rejected");
-        match got {
-            Some(e) if e["data"]["code"] == json!(code) => {}
-            Some(e) => {
-                return Err(format!(
-                    "expected rejection {code}, got {} ({})",
-                    e["data"]["code"], e["data"]["message"]
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "expected rejection {code}, but the action was accepted: {}",
-                    brief(&events)
-                ))
-            }
-        }
-    } else if obj.contains_key("do") {
-        if let Some(e) = events.iter().find(|e| e["type"] == "action.rejected") {
-            return Err(format!(
-                "the action was rejected ({}: {}); add \"reject\" to the step if that is expected",
-                e["data"]["code"], e["data"]["message"]
-            ));
-        }
-    }
+    check_rejection(obj, &events)?;
     if let Some(expected) = obj.get("events") {
         let list = expected.as_array().ok_or("\"events\" must be an array")?;
         match_events(list, &events)?;
@@ -271,35 +246,7 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
         absent_events(list, &events)?;
     }
     if let Some(lengths) = obj.get("lengths") {
-        let map = lengths
-            .as_object()
-            .ok_or("\"lengths\" must map state paths to lengths")?;
-        let state: Value = serde_json::from_str(&room.kernel().state().canonical_json())
-            .map_err(|e| e.to_string())?;
-        for (path, want) in map {
-            let want = want.as_u64().ok_or_else(|| {
-                format!("lengths {path}: the length must be a non-negative integer")
-            })?;
-            let got = match lookup(&state, path) {
-                Some(Value::Array(a)) => a.len(),
-                Some(Value::Object(o)) => o.len(),
-                Some(Value::String(s)) => s.chars().count(),
-                Some(other) => {
-                    return Err(format!(
-                        "state {path}: expected something with {want} entries, got {other}"
-                    ))
-                }
-                // An absent key of an object that exists has length 0; a
-                // path whose parent is missing is a typo, not a zero.
-                None => {
-                    parent_exists(&state, path)?;
-                    0
-                }
-            };
-            if got as u64 != want {
-                return Err(format!("state {path}: expected length {want}, got {got}"));
-            }
-        }
+        check_lengths(room, lengths)?;
     }
     if let Some(expect) = obj.get("expect") {
         let map = expect
@@ -318,6 +265,72 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                     got.unwrap_or(Value::Null)
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `reject`: the action was refused with this code; without it, an action
+/// (`do`) must be accepted.
+fn check_rejection(obj: &serde_json::Map<String, Value>, events: &[Value]) -> Result<(), String> {
+    if let Some(code) = obj.get("reject") {
+        let code = code.as_str().ok_or("\"reject\" must be a rejection code")?;
+        let got = events.iter().find(|e| e["type"] == "action.rejected");
+        match got {
+            Some(e) if e["data"]["code"] == json!(code) => {}
+            Some(e) => {
+                return Err(format!(
+                    "expected rejection {code}, got {} ({})",
+                    e["data"]["code"], e["data"]["message"]
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "expected rejection {code}, but the action was accepted: {}",
+                    brief(events)
+                ))
+            }
+        }
+    } else if obj.contains_key("do") {
+        if let Some(e) = events.iter().find(|e| e["type"] == "action.rejected") {
+            return Err(format!(
+                "the action was rejected ({}: {}); add \"reject\" to the step if that is expected",
+                e["data"]["code"], e["data"]["message"]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `lengths`: state paths and the number of entries each holds.
+fn check_lengths(room: &Room, lengths: &Value) -> Result<(), String> {
+    let map = lengths
+        .as_object()
+        .ok_or("\"lengths\" must map state paths to lengths")?;
+    let state: Value =
+        serde_json::from_str(&room.kernel().state().canonical_json()).map_err(|e| e.to_string())?;
+    for (path, want) in map {
+        let want = want
+            .as_u64()
+            .ok_or_else(|| format!("lengths {path}: the length must be a non-negative integer"))?;
+        let got = match lookup(&state, path) {
+            Some(Value::Array(a)) => a.len(),
+            Some(Value::Object(o)) => o.len(),
+            Some(Value::String(s)) => s.chars().count(),
+            Some(other) => {
+                return Err(format!(
+                    "state {path}: expected something with {want} entries, got {other}"
+                ))
+            }
+            // An absent key of an object that exists has length 0; a
+            // path whose parent is missing is a typo, not a zero.
+            None => {
+                parent_exists(&state, path)?;
+                0
+            }
+        };
+        if got as u64 != want {
+            return Err(format!("state {path}: expected length {want}, got {got}"));
         }
     }
     Ok(())

@@ -382,7 +382,8 @@ impl Watching {
 }
 
 fn replay_steps(room: &mut Room, steps: &[Step], sink: &mut dyn Write) -> io::Result<()> {
-    for step in steps.iter().skip(room.kernel().state().sequence as usize) {
+    let done = usize::try_from(room.kernel().state().sequence).unwrap_or(usize::MAX);
+    for step in steps.iter().skip(done) {
         match &step.input {
             crate::room::Input::Raw(raw) => {
                 room.submit_line(&crate::jsonl::Line::Bytes(raw.as_bytes().to_vec()), sink)?

@@ -540,10 +540,7 @@ impl EventField for f64 {
 
 impl EventField for u64 {
     fn field(&self) -> Field<'_> {
-        // Lossless: event counts and indexes are bounded by the entity and
-        // action limits, far below 2^53.
-        #[allow(clippy::cast_precision_loss)]
-        Field::Num(*self as f64)
+        Field::Num(crate::num::count_to_f64(*self))
     }
 }
 

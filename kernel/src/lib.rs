@@ -14,6 +14,8 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// The function-length budget (clippy.toml; the policy is in Cargo.toml).
+#![warn(clippy::too_many_lines)]
 
 pub mod action;
 mod actions;
@@ -22,6 +24,7 @@ pub mod host;
 mod id;
 pub mod kernel;
 pub mod load;
+mod num;
 pub mod payload;
 mod placement;
 pub mod reject;

@@ -315,67 +315,11 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
             only_keys(o, &["locked"], path)?;
             c.lockable = Some(opt_bool(o, "locked", path)?.unwrap_or(false));
         }
-        "container" => {
-            only_keys(o, &["items", "capacity"], path)?;
-            let items = match o.get("items") {
-                Some(v) => string_list(v, &format!("{path}.items"))?,
-                None => Vec::new(),
-            };
-            let capacity = opt_count(o, "capacity", path)?;
-            if let Some(cap) = capacity {
-                if items.len() as u64 > cap {
-                    return err(
-                        path,
-                        format!("holds {} items but its capacity is {cap}", items.len()),
-                    );
-                }
-            }
-            c.container = Some(Container {
-                items: items.iter().map(|s| Id::from(s.as_str())).collect(),
-                capacity,
-            });
-        }
+        "container" => c.container = Some(container(o, path)?),
         "die" => c.die = Some(die(o, path)?),
         "counter" => c.counter = Some(counter(o, path)?),
-        "text" => {
-            only_keys(o, &["value"], path)?;
-            let value = match o.get("value") {
-                None => String::new(),
-                Some(Json::String(s)) => s.clone(),
-                Some(_) => return err(&format!("{path}.value"), "must be a string"),
-            };
-            if value.len() > crate::state::TEXT_BYTES_MAX {
-                return err(
-                    &format!("{path}.value"),
-                    "text is limited to 4096 UTF-8 bytes",
-                );
-            }
-            c.text = Some(value);
-        }
-        "snap_point" => {
-            only_keys(o, &["capacity", "tags", "radius", "attached"], path)?;
-            let mut s = SnapPoint {
-                capacity: opt_count(o, "capacity", path)?,
-                ..SnapPoint::default()
-            };
-            if let Some(t) = o.get("tags") {
-                s.tags = string_list(t, &format!("{path}.tags"))?;
-                s.tags.sort();
-                s.tags.dedup();
-            }
-            if let Some(a) = o.get("attached") {
-                let mut list = string_list(a, &format!("{path}.attached"))?;
-                list.sort();
-                s.attached = list.iter().map(|x| Id::from(x.as_str())).collect();
-            }
-            if let Some(r) = opt_num(o, "radius", path)? {
-                if r < 0.0 {
-                    return err(&format!("{path}.radius"), "must not be negative");
-                }
-                s.radius = r;
-            }
-            c.snap_point = Some(s);
-        }
+        "text" => c.text = Some(text(o, path)?),
+        "snap_point" => c.snap_point = Some(snap_point(o, path)?),
         "zone" => {
             only_keys(o, &["halfExtents"], path)?;
             let mut z = Zone::default();
@@ -395,6 +339,68 @@ fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Result<(), Loa
         }
     }
     Ok(())
+}
+
+fn container(o: &Map<String, Json>, path: &str) -> Result<Container, LoadError> {
+    only_keys(o, &["items", "capacity"], path)?;
+    let items = match o.get("items") {
+        Some(v) => string_list(v, &format!("{path}.items"))?,
+        None => Vec::new(),
+    };
+    let capacity = opt_count(o, "capacity", path)?;
+    if let Some(cap) = capacity {
+        if items.len() as u64 > cap {
+            return err(
+                path,
+                format!("holds {} items but its capacity is {cap}", items.len()),
+            );
+        }
+    }
+    Ok(Container {
+        items: items.iter().map(|s| Id::from(s.as_str())).collect(),
+        capacity,
+    })
+}
+
+fn text(o: &Map<String, Json>, path: &str) -> Result<String, LoadError> {
+    only_keys(o, &["value"], path)?;
+    let value = match o.get("value") {
+        None => String::new(),
+        Some(Json::String(s)) => s.clone(),
+        Some(_) => return err(&format!("{path}.value"), "must be a string"),
+    };
+    if value.len() > crate::state::TEXT_BYTES_MAX {
+        return err(
+            &format!("{path}.value"),
+            "text is limited to 4096 UTF-8 bytes",
+        );
+    }
+    Ok(value)
+}
+
+fn snap_point(o: &Map<String, Json>, path: &str) -> Result<SnapPoint, LoadError> {
+    only_keys(o, &["capacity", "tags", "radius", "attached"], path)?;
+    let mut s = SnapPoint {
+        capacity: opt_count(o, "capacity", path)?,
+        ..SnapPoint::default()
+    };
+    if let Some(t) = o.get("tags") {
+        s.tags = string_list(t, &format!("{path}.tags"))?;
+        s.tags.sort();
+        s.tags.dedup();
+    }
+    if let Some(a) = o.get("attached") {
+        let mut list = string_list(a, &format!("{path}.attached"))?;
+        list.sort();
+        s.attached = list.iter().map(|x| Id::from(x.as_str())).collect();
+    }
+    if let Some(r) = opt_num(o, "radius", path)? {
+        if r < 0.0 {
+            return err(&format!("{path}.radius"), "must not be negative");
+        }
+        s.radius = r;
+    }
+    Ok(s)
 }
 
 fn with_defaults_transform(o: &Map<String, Json>, path: &str) -> Result<Transform, LoadError> {
@@ -536,31 +542,7 @@ pub(crate) fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadEr
 /// Resolves container items and snap attachments into placements, checking
 /// that each entity has at most one.
 pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
-    let mut holders: Vec<(Id, &'static str, Vec<Id>)> = Vec::new();
-    for e in state.entities_sorted() {
-        if let Some(c) = &e.components.container {
-            holders.push((e.id.clone(), "container.items", c.items.clone()));
-        }
-        if let Some(s) = &e.components.snap_point {
-            let mut seen = std::collections::BTreeSet::new();
-            for t in &s.attached {
-                if !seen.insert(t.clone()) {
-                    return err(
-                        &format!("entities[\"{}\"].components.snap_point.attached", e.id),
-                        format!("\"{t}\" is listed twice"),
-                    );
-                }
-            }
-            if s.capacity.is_some_and(|c| s.attached.len() as u64 > c) {
-                return err(
-                    &format!("entities[\"{}\"].components.snap_point", e.id),
-                    "more attachments than its capacity",
-                );
-            }
-            holders.push((e.id.clone(), "snap_point.attached", s.attached.clone()));
-        }
-    }
-    for (hid, field, items) in holders {
+    for (hid, field, items) in holders(state)? {
         for (i, item) in items.iter().enumerate() {
             let path = format!("entities[\"{hid}\"].components.{field}[{i}]");
             if *item == hid {
@@ -587,8 +569,47 @@ pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
             };
         }
     }
-    // No container may hold itself through others (a cycle would make
-    // later moves misjudge what holds what).
+    refuse_container_cycles(state)?;
+    share_item_ids(state);
+    Ok(())
+}
+
+/// An entity that holds others: its id, the field naming them, their ids.
+type Holder = (Id, &'static str, Vec<Id>);
+
+/// Every entity that holds others, with a snap point's attachments checked
+/// (no duplicates, within capacity).
+fn holders(state: &State) -> Result<Vec<Holder>, LoadError> {
+    let mut holders = Vec::new();
+    for e in state.entities_sorted() {
+        if let Some(c) = &e.components.container {
+            holders.push((e.id.clone(), "container.items", c.items.clone()));
+        }
+        if let Some(s) = &e.components.snap_point {
+            let mut seen = std::collections::BTreeSet::new();
+            for t in &s.attached {
+                if !seen.insert(t.clone()) {
+                    return err(
+                        &format!("entities[\"{}\"].components.snap_point.attached", e.id),
+                        format!("\"{t}\" is listed twice"),
+                    );
+                }
+            }
+            if s.capacity.is_some_and(|c| s.attached.len() as u64 > c) {
+                return err(
+                    &format!("entities[\"{}\"].components.snap_point", e.id),
+                    "more attachments than its capacity",
+                );
+            }
+            holders.push((e.id.clone(), "snap_point.attached", s.attached.clone()));
+        }
+    }
+    Ok(holders)
+}
+
+/// No container may hold itself through others (a cycle would make later
+/// moves misjudge what holds what).
+fn refuse_container_cycles(state: &State) -> Result<(), LoadError> {
     for e in state.entities_sorted() {
         let mut at = e.placement.clone();
         let mut steps = 0usize;
@@ -611,8 +632,12 @@ pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
                 .map_or(Placement::World, |p| p.placement.clone());
         }
     }
-    // Item lists share the entities' own ids, so the kernel finds an item
-    // by pointer before comparing strings.
+    Ok(())
+}
+
+/// Item lists share the entities' own ids, so the kernel finds an item by
+/// pointer before comparing strings.
+fn share_item_ids(state: &mut State) {
     let shared: Vec<(crate::state::EntityKey, Vec<Id>)> = state
         .entities_sorted()
         .into_iter()
@@ -634,7 +659,6 @@ pub(crate) fn link_containers(state: &mut State) -> Result<(), LoadError> {
             c.items = items;
         }
     }
-    Ok(())
 }
 
 pub(crate) fn as_object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, LoadError> {

@@ -74,7 +74,7 @@ fn num_json(n: f64) -> Json {
     let integral =
         n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER && !(n == 0.0 && n.is_sign_negative());
     if integral {
-        Json::from(n as i64)
+        Json::from(crate::num::safe_int_to_i64(n))
     } else {
         serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
     }
@@ -255,7 +255,7 @@ impl<'a> Payload<'a> {
                 format!("payload.{key} must be a positive safe integer, got {n}"),
             );
         }
-        Ok(n as u64)
+        Ok(crate::num::safe_int_to_u64(n))
     }
 
     /// A required non-negative safe integer (0 ..= 2^53 - 1).
@@ -336,7 +336,7 @@ pub(crate) fn safe_index(key: &str, n: f64) -> Result<u64, Rejection> {
             format!("payload.{key} must be a non-negative safe integer, got {n}"),
         );
     }
-    Ok(n as u64)
+    Ok(crate::num::safe_int_to_u64(n))
 }
 
 /// 2^53 - 1, the largest integer every JSON reader represents exactly.

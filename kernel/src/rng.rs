@@ -28,12 +28,16 @@ const FASTMOD_MAX: u64 = 256;
 /// `ceil(2^128 / d)` for `d` in `2..=FASTMOD_MAX` (index `d`): Lemire's
 /// "faster remainder by direct computation" constants, computed at compile
 /// time.
-static FASTMOD: [u128; FASTMOD_MAX as usize + 1] = fastmod_table();
+static FASTMOD: [u128; FASTMOD_LEN] = fastmod_table();
 
-const fn fastmod_table() -> [u128; FASTMOD_MAX as usize + 1] {
-    let mut t = [0u128; FASTMOD_MAX as usize + 1];
+/// Entries of [`FASTMOD`] (a small constant: the cast is exact).
+#[allow(clippy::cast_possible_truncation)]
+const FASTMOD_LEN: usize = FASTMOD_MAX as usize + 1;
+
+const fn fastmod_table() -> [u128; FASTMOD_LEN] {
+    let mut t = [0u128; FASTMOD_LEN];
     let mut d = 2;
-    while d <= FASTMOD_MAX as usize {
+    while d < FASTMOD_LEN {
         t[d] = u128::MAX / d as u128 + 1;
         d += 1;
     }
@@ -44,6 +48,10 @@ const fn fastmod_table() -> [u128; FASTMOD_MAX as usize + 1] {
 /// division costs more than the rest of a shuffle step). With a 128-bit
 /// constant the result is exact for every 64-bit `r` (Lemire, Kaser &
 /// Kurz 2019); `rem_matches_the_remainder` checks it against `%`.
+// The casts are the algorithm's: `n` ≤ FASTMOD_MAX indexes the table, the
+// low half of a u128 is taken on purpose, and the final shift leaves a value
+// below `n`.
+#[allow(clippy::cast_possible_truncation)]
 fn rem(r: u64, n: u64) -> u64 {
     if (2..=FASTMOD_MAX).contains(&n) {
         let low = FASTMOD[n as usize].wrapping_mul(u128::from(r));
@@ -118,7 +126,7 @@ impl Rng {
     /// swap `i` with `below(i + 1)`.
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
+            let j = crate::num::to_usize(self.below(i as u64 + 1));
             items.swap(i, j);
         }
     }
@@ -129,7 +137,7 @@ impl Rng {
     pub fn unshuffle<T>(&mut self, items: &mut [T]) {
         let swaps: Vec<(usize, usize)> = (1..items.len())
             .rev()
-            .map(|i| (i, self.below(i as u64 + 1) as usize))
+            .map(|i| (i, crate::num::to_usize(self.below(i as u64 + 1))))
             .collect();
         for &(i, j) in swaps.iter().rev() {
             items.swap(i, j);
@@ -248,7 +256,7 @@ mod tests {
         let mut rng = Rng::from_seed(7);
         let mut seen = [false; 6];
         for _ in 0..600 {
-            let i = rng.below(6) as usize;
+            let i = usize::try_from(rng.below(6)).expect("below 6");
             seen[i] = true;
         }
         assert!(seen.iter().all(|s| *s));

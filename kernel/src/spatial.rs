@@ -30,6 +30,9 @@ pub fn pos_key(p: Vec3) -> PosKey {
     [grid(p.x), grid(p.y), grid(p.z)]
 }
 
+// `as` saturates (and maps NaN to 0) deterministically; positions are
+// validated finite and bounded before they reach the index.
+#[allow(clippy::cast_possible_truncation)]
 fn grid(v: f64) -> i64 {
     (v * 10_000.0).round() as i64
 }
@@ -142,6 +145,8 @@ impl Spatial {
         }
     }
 
+    // As `grid`: a saturating, deterministic conversion of a bounded value.
+    #[allow(clippy::cast_possible_truncation)]
     fn cell(&self, p: Vec3) -> PosKey {
         let c = |v: f64| (v / self.snap_cell).floor() as i64;
         [c(p.x), c(p.y), c(p.z)]

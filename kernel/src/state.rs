@@ -814,7 +814,10 @@ impl State {
             Value::Number(f64::from(KERNEL_VERSION)),
         );
         if include_sequence {
-            top.insert("sequence".to_owned(), Value::Number(self.sequence as f64));
+            top.insert(
+                "sequence".to_owned(),
+                Value::Number(crate::num::count_to_f64(self.sequence)),
+            );
         }
         top.insert("settings".to_owned(), Value::Object(self.settings.clone()));
         top.insert(
@@ -876,11 +879,38 @@ fn opt_num(v: Option<f64>) -> Value {
 }
 
 fn opt_count(v: Option<u64>) -> Value {
-    v.map_or(Value::Null, |n| Value::Number(n as f64))
+    v.map_or(Value::Null, |n| Value::Number(crate::num::count_to_f64(n)))
 }
 
 fn toggle(t: Toggle) -> Value {
     object([("enabled", Value::Bool(t.enabled))])
+}
+
+fn snap_point_value(s: &SnapPoint) -> Value {
+    object([
+        ("capacity", opt_count(s.capacity)),
+        (
+            "tags",
+            Value::Array(s.tags.iter().map(|t| Value::from(t.as_str())).collect()),
+        ),
+        ("radius", Value::Number(s.radius)),
+        ("attached", ids(&s.attached)),
+    ])
+}
+
+fn zone_value(z: &Zone) -> Value {
+    let h = z.half_extents;
+    object([
+        (
+            "halfExtents",
+            object([
+                ("x", Value::Number(h.x)),
+                ("y", Value::Number(h.y)),
+                ("z", Value::Number(h.z)),
+            ]),
+        ),
+        ("members", ids(&z.members)),
+    ])
 }
 
 /// The canonical form of one entity.
@@ -942,35 +972,10 @@ pub fn entity_value(e: &Entity) -> Value {
         put("text", object([("value", Value::from(t.as_str()))]));
     }
     if let Some(s) = &c.snap_point {
-        put(
-            "snap_point",
-            object([
-                ("capacity", opt_count(s.capacity)),
-                (
-                    "tags",
-                    Value::Array(s.tags.iter().map(|t| Value::from(t.as_str())).collect()),
-                ),
-                ("radius", Value::Number(s.radius)),
-                ("attached", ids(&s.attached)),
-            ]),
-        );
+        put("snap_point", snap_point_value(s));
     }
     if let Some(z) = &c.zone {
-        let h = z.half_extents;
-        put(
-            "zone",
-            object([
-                (
-                    "halfExtents",
-                    object([
-                        ("x", Value::Number(h.x)),
-                        ("y", Value::Number(h.y)),
-                        ("z", Value::Number(h.z)),
-                    ]),
-                ),
-                ("members", ids(&z.members)),
-            ]),
-        );
+        put("zone", zone_value(z));
     }
     object([
         ("id", Value::from(&*e.id)),

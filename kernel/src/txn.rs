@@ -96,6 +96,113 @@ impl Clone for Buffers {
     }
 }
 
+impl Undo {
+    /// Puts back what this record saved.
+    fn apply(self, st: &mut State) {
+        match self {
+            Undo::Stack(id, prev) => restore(&mut st.stacks, id, prev),
+            Undo::Prompt(id, prev) => restore(&mut st.prompts, id, prev),
+            Undo::Timer(id, prev) => restore(&mut st.timers, id, prev),
+            Undo::Player(id, prev) => restore(&mut st.players, id, prev),
+            Undo::Seat(id, prev) => restore(&mut st.seats, id, prev),
+            Undo::Storage(k, prev) => restore(&mut st.storage, k, prev),
+            Undo::Settings(s) => st.settings = s,
+            Undo::Rng(r) => st.rng = r,
+            Undo::Inserted(k) => {
+                st.remove_live(k);
+            }
+            Undo::Removed(k) => st.revive(k),
+            Undo::Transform(k, t) => st.replace_transform(k, t),
+            Undo::Shuffled(k, mut rng) => {
+                if let Some(c) = items_of(st, k) {
+                    rng.unshuffle(c);
+                }
+            }
+            Undo::ItemRemoved(k, i, id) => {
+                if let Some(c) = items_of(st, k) {
+                    c.insert(i.min(c.len()), id);
+                }
+            }
+            Undo::ItemInserted(k, i) => {
+                if let Some(c) = items_of(st, k) {
+                    if i < c.len() {
+                        c.remove(i);
+                    }
+                }
+            }
+            entity_field => {
+                if let Some(e) = entity_field.entity(st) {
+                    entity_field.apply_to(e);
+                }
+            }
+        }
+    }
+
+    /// The entity a per-entity record names.
+    fn entity<'s>(&self, st: &'s mut State) -> Option<&'s mut Entity> {
+        match self {
+            Undo::Entity(k, _)
+            | Undo::Counter(k, _)
+            | Undo::DieValue(k, _)
+            | Undo::Flipped(k, _)
+            | Undo::Locked(k, _)
+            | Undo::HeldBy(k, _)
+            | Undo::Placement(k, _)
+            | Undo::ZoneMember(k, _, _) => st.entity_mut(*k),
+            _ => None,
+        }
+    }
+
+    /// Puts back one entity's saved field (the records [`Undo::entity`]
+    /// names).
+    fn apply_to(self, e: &mut Entity) {
+        match self {
+            Undo::Entity(_, saved) => {
+                debug_assert_eq!(
+                    e.components.transform, saved.components.transform,
+                    "transforms change only through set_transform"
+                );
+                *e = *saved;
+            }
+            Undo::Counter(_, v) => {
+                if let Some(c) = e.components.counter.as_mut() {
+                    c.value = v;
+                }
+            }
+            Undo::DieValue(_, v) => {
+                if let Some(d) = e.components.die.as_mut() {
+                    d.value = v;
+                }
+            }
+            Undo::Flipped(_, v) => e.components.flippable = Some(v),
+            Undo::Locked(_, v) => e.components.lockable = Some(v),
+            Undo::HeldBy(_, v) => e.held_by = v,
+            Undo::Placement(_, p) => e.placement = p,
+            Undo::ZoneMember(_, id, added) => {
+                if let Some(z) = e.components.zone.as_mut() {
+                    set_member(&mut z.members, &id, !added);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A map entry back to what it was (`None`: absent).
+fn restore<K: Ord, V>(map: &mut BTreeMap<K, V>, key: K, prev: Option<V>) {
+    match prev {
+        Some(v) => map.insert(key, v),
+        None => map.remove(&key),
+    };
+}
+
+/// A container's item list.
+fn items_of(st: &mut State, k: EntityKey) -> Option<&mut Vec<Id>> {
+    st.entity_mut(k)
+        .and_then(|e| e.components.container.as_mut())
+        .map(|c| &mut c.items)
+}
+
 /// Why a transaction is doomed even if the script swallowed the error.
 #[derive(Clone, Debug)]
 struct Poison {
@@ -251,122 +358,7 @@ impl<'s> Txn<'s> {
         // A destroyed entity comes back under its own handle (its slot was
         // kept), so every record names the right entity.
         while let Some(u) = self.undo.pop() {
-            let st = &mut *self.state;
-            match u {
-                Undo::Entity(k, e) => {
-                    if let Some(slot) = st.entity_mut(k) {
-                        debug_assert_eq!(
-                            slot.components.transform, e.components.transform,
-                            "transforms change only through set_transform"
-                        );
-                        *slot = *e;
-                    }
-                }
-                Undo::Transform(k, t) => st.replace_transform(k, t),
-                Undo::Placement(k, p) => {
-                    if let Some(e) = st.entity_mut(k) {
-                        e.placement = p;
-                    }
-                }
-                Undo::ZoneMember(k, id, added) => {
-                    if let Some(z) = st.entity_mut(k).and_then(|e| e.components.zone.as_mut()) {
-                        set_member(&mut z.members, &id, !added);
-                    }
-                }
-                Undo::Shuffled(k0, mut rng) => {
-                    if let Some(c) = st
-                        .entity_mut(k0)
-                        .and_then(|e| e.components.container.as_mut())
-                    {
-                        rng.unshuffle(&mut c.items);
-                    }
-                }
-                Undo::ItemRemoved(k0, i, id) => {
-                    if let Some(c) = st
-                        .entity_mut(k0)
-                        .and_then(|e| e.components.container.as_mut())
-                    {
-                        c.items.insert(i.min(c.items.len()), id);
-                    }
-                }
-                Undo::ItemInserted(k0, i) => {
-                    if let Some(c) = st
-                        .entity_mut(k0)
-                        .and_then(|e| e.components.container.as_mut())
-                    {
-                        if i < c.items.len() {
-                            c.items.remove(i);
-                        }
-                    }
-                }
-                Undo::Inserted(k) => {
-                    st.remove_live(k);
-                }
-                Undo::Removed(k) => st.revive(k),
-                Undo::Prompt(id, prev) => {
-                    match prev {
-                        Some(p) => st.prompts.insert(id, p),
-                        None => st.prompts.remove(&id),
-                    };
-                }
-                Undo::Timer(id, prev) => {
-                    match prev {
-                        Some(t) => st.timers.insert(id, t),
-                        None => st.timers.remove(&id),
-                    };
-                }
-                Undo::Stack(id, prev) => {
-                    match prev {
-                        Some(s) => st.stacks.insert(id, s),
-                        None => st.stacks.remove(&id),
-                    };
-                }
-                Undo::Counter(k, v) => {
-                    if let Some(c) = st.entity_mut(k).and_then(|e| e.components.counter.as_mut()) {
-                        c.value = v;
-                    }
-                }
-                Undo::DieValue(k0, v) => {
-                    if let Some(d) = st.entity_mut(k0).and_then(|e| e.components.die.as_mut()) {
-                        d.value = v;
-                    }
-                }
-                Undo::Flipped(k, v) => {
-                    if let Some(e) = st.entity_mut(k) {
-                        e.components.flippable = Some(v);
-                    }
-                }
-                Undo::Locked(k, v) => {
-                    if let Some(e) = st.entity_mut(k) {
-                        e.components.lockable = Some(v);
-                    }
-                }
-                Undo::HeldBy(k, v) => {
-                    if let Some(e) = st.entity_mut(k) {
-                        e.held_by = v;
-                    }
-                }
-                Undo::Player(id, prev) => {
-                    match prev {
-                        Some(p) => st.players.insert(id, p),
-                        None => st.players.remove(&id),
-                    };
-                }
-                Undo::Seat(id, prev) => {
-                    match prev {
-                        Some(p) => st.seats.insert(id, p),
-                        None => st.seats.remove(&id),
-                    };
-                }
-                Undo::Settings(s) => st.settings = s,
-                Undo::Rng(r) => st.rng = r,
-                Undo::Storage(k, prev) => {
-                    match prev {
-                        Some(v) => st.storage.insert(k, v),
-                        None => st.storage.remove(&k),
-                    };
-                }
-            }
+            u.apply(self.state);
         }
         self.rng_saved = false;
     }

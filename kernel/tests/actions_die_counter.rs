@@ -13,10 +13,10 @@ fn roll_standard_d6_falls_back_to_one_through_six() {
         let ev = accept(&mut k, player("p1", "die.roll", json!({"entityId": "d6"})));
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].0, "die.rolled");
-        let index = ev[0].1["index"].as_u64().expect("index") as usize;
+        let index = ev[0].1["index"].as_u64().expect("index");
         assert_eq!(ev[0].1["value"], json!(index + 1));
         assert_eq!(ev[0].1["entityId"], json!("d6"));
-        seen[index] = true;
+        seen[usize::try_from(index).expect("small")] = true;
         assert_eq!(component(&k, "d6", "die")["value"], json!(index + 1));
     }
     assert!(seen.iter().all(|s| *s));

@@ -432,6 +432,8 @@ impl TapInt for Value {
     fn tap_int(self) -> Value {
         match self {
             Value::Number(n) => match n.as_f64() {
+                // Test data: small integers, exact.
+                #[allow(clippy::cast_possible_truncation)]
                 Some(f) if f.fract() == 0.0 => json!(f as i64),
                 _ => Value::Number(n),
             },

@@ -9,6 +9,8 @@ use digipology_kernel::{ClosureHost, GuardKind, Kernel, Verdict};
 use serde_json::{json, Value};
 
 /// A JSON number as the canonical form writes it (integers without `.0`).
+// Test data below 1e15: the cast is exact.
+#[allow(clippy::cast_possible_truncation)]
 fn n(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         json!(v as i64)

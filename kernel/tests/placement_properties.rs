@@ -35,8 +35,13 @@ fn game() -> Value {
         .iter()
         .enumerate()
         .map(|(i, id)| {
-            let tags = if i % 3 == 0 { json!(["red"]) } else { json!([]) };
-            let mut comps = json!({"transform": {"position": {"x": (i % 3) as f64, "y": 0, "z": 0}}, "grabbable": {}});
+            let tags = if i % 3 == 0 {
+                json!(["red"])
+            } else {
+                json!([])
+            };
+            let mut comps =
+                json!({"transform": {"position": {"x": i % 3, "y": 0, "z": 0}}, "grabbable": {}});
             if i != 7 {
                 comps["stackable"] = json!({});
             }

@@ -30,7 +30,10 @@ fn host(moves: Vec<Move>, typed: bool) -> ClosureHost {
                     .with("entity", entity)
                     .with("from", from)
                     .with("to", to)
-                    .with("index", index as f64);
+                    .with(
+                        "index",
+                        f64::from(u32::try_from(index).expect("small index")),
+                    );
                 ctx.submit_fields(
                     &script,
                     &binding,

@@ -37,8 +37,24 @@ pub struct Call<'a, 'b, 'c> {
     pub shared: &'a Shared,
 }
 
+/// An entity's generational handle as a Lua integer: the key's 64 bits,
+/// reinterpreted (not converted), so [`key_from_handle`] gives it back.
+pub(crate) fn handle_of(k: EntityKey) -> i64 {
+    k.data().as_ffi().cast_signed()
+}
+
+/// The entity key a Lua handle stands for (the inverse of [`handle_of`]).
+pub(crate) fn key_from_handle(handle: i64) -> EntityKey {
+    EntityKey::from(KeyData::from_ffi(handle.cast_unsigned()))
+}
+
+/// A length or count as a Lua integer (saturating; no list comes near).
+pub(crate) fn lua_len(n: usize) -> LuaValue {
+    LuaValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
 pub(crate) fn key_to_lua(k: EntityKey) -> LuaValue {
-    LuaValue::Integer(k.data().as_ffi() as i64)
+    LuaValue::Integer(handle_of(k))
 }
 
 /// A Lua string argument as text (`None` for anything else).
@@ -168,7 +184,7 @@ impl Call<'_, '_, '_> {
 
     /// `sequence()`: the running transaction's sequence.
     pub fn sequence(&self) -> i64 {
-        self.seq as i64
+        i64::try_from(self.seq).unwrap_or(i64::MAX)
     }
 
     /// `action_id()`: the running action's id, in a handler.
@@ -209,7 +225,10 @@ impl Call<'_, '_, '_> {
             return ret(LuaValue::Nil);
         };
         let bits = ctx.random_u64() >> 11;
-        ret(LuaValue::Number(bits as f64 / (1u64 << 53) as f64))
+        // Exact: `bits` < 2^53, and 2^53 is a power of two.
+        #[allow(clippy::cast_precision_loss)]
+        let x = bits as f64 / (1u64 << 53) as f64;
+        ret(LuaValue::Number(x))
     }
 
     /// `random_below(n)`: a canonical draw in [0, n) (handlers only).
@@ -221,17 +240,19 @@ impl Call<'_, '_, '_> {
             return ret(LuaValue::Nil);
         };
         let n = match *n {
-            LuaValue::Integer(n) if n > 0 => n as u64,
+            LuaValue::Integer(n) if n > 0 => n.unsigned_abs(),
+            // Exact: an integral double in 1 .. 9e15.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             LuaValue::Number(n) if n >= 1.0 && n.fract() == 0.0 && n < 9.0e15 => n as u64,
             _ => return refusal(lua, "random: the interval is empty or too large", "runtime"),
         };
-        ret(LuaValue::Integer(ctx.random_below(n) as i64))
+        let draw = i64::try_from(ctx.random_below(n)).unwrap_or(i64::MAX);
+        ret(LuaValue::Integer(draw))
     }
 
     /// The entity behind a handle, if it is still there.
     fn by_key(&self, key: i64) -> Option<&Entity> {
-        self.state()
-            .get(EntityKey::from(KeyData::from_ffi(key as u64)))
+        self.state().get(key_from_handle(key))
     }
 
     /// `read(key, code)`: `true, value` of field `READ_FIELDS[code]`, or
@@ -268,7 +289,7 @@ impl Call<'_, '_, '_> {
             return None;
         };
         let id = id.to_str().ok()?;
-        self.state().key(&id).map(|k| k.data().as_ffi() as i64)
+        self.state().key(&id).map(handle_of)
     }
 
     /// `items(key)`: `true, n, id1, handle1, id2, handle2, …` for a
@@ -287,7 +308,7 @@ impl Call<'_, '_, '_> {
             .map_or(&[][..], |c| &c.items);
         let mut out = Vec::with_capacity(2 + 2 * items.len());
         out.push(LuaValue::Boolean(true));
-        out.push(LuaValue::Integer(items.len() as i64));
+        out.push(lua_len(items.len()));
         for id in items {
             out.push(LuaValue::String(self.shared.string(lua, id)?));
             out.push(self.state().key(id).map_or(LuaValue::Nil, key_to_lua));
@@ -371,7 +392,7 @@ impl Call<'_, '_, '_> {
                 None => LuaValue::Nil,
             },
             "count" => match &c.container {
-                Some(k) => LuaValue::Integer(k.items.len() as i64),
+                Some(k) => lua_len(k.items.len()),
                 None => LuaValue::Nil,
             },
             "items" => match &c.container {

@@ -34,7 +34,10 @@ pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Result<LuaValue> {
 /// A number as Lua sees it: an integer when it is one.
 pub fn number(n: f64) -> LuaValue {
     if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
-        LuaValue::Integer(n as i64)
+        // Exact: an integral double within ±2^53.
+        #[allow(clippy::cast_possible_truncation)]
+        let i = n as i64;
+        LuaValue::Integer(i)
     } else {
         LuaValue::Number(n)
     }
@@ -146,7 +149,9 @@ fn table_to_json(
         count += 1;
         match k {
             LuaValue::String(_) => all_seq = false,
-            LuaValue::Integer(i) if i >= 1 && (i as usize) <= len => all_strings = false,
+            LuaValue::Integer(i) if i >= 1 && usize::try_from(i).is_ok_and(|i| i <= len) => {
+                all_strings = false;
+            }
             _ => {
                 all_seq = false;
                 all_strings = false;

@@ -11,12 +11,73 @@ use digipology_kernel::{
 };
 use mlua::{Function, MultiValue, Value as LuaValue};
 
-use crate::access::Access;
+use crate::access::{handle_of, Access};
 use crate::convert::{number, to_lua};
 use crate::errors::truncated;
 use crate::host::{Binding, HandlerList, LuaHost, Ret};
 
 impl LuaHost {
+    /// A guard's player-name and transform arguments as Lua values.
+    fn guard_args(
+        &self,
+        state: &State,
+        request: &GuardRequest<'_>,
+    ) -> mlua::Result<(LuaValue, LuaValue)> {
+        let player_name = match state
+            .players
+            .get(request.player_id)
+            .and_then(|p| p.name.as_deref())
+        {
+            Some(n) => self.sid(n)?,
+            None => LuaValue::Nil,
+        };
+        let transform = match request.transform {
+            Some(t) => to_lua(&self.lua, &t.to_value())?,
+            None => LuaValue::Nil,
+        };
+        Ok((player_name, transform))
+    }
+
+    /// What one guard's answer means: `None` to ask the next guard, or the
+    /// verdict that stops the action.
+    fn verdict(
+        &self,
+        b: &Binding,
+        name: &str,
+        answer: Result<Ret, crate::errors::Failed>,
+    ) -> Option<Verdict> {
+        match answer {
+            // A mutation the guard caught with pcall still fails it.
+            Ok(_)
+                if matches!(
+                    self.shared.fail_kind.get(),
+                    Some(ScriptErrorKind::GuardMutation)
+                ) =>
+            {
+                Some(Verdict::Fail(self.failure(
+                    b,
+                    name,
+                    (
+                        "guards are read-only: this guard tried to change the game (and caught the error)".into(),
+                        None,
+                        ScriptErrorKind::GuardMutation,
+                    ),
+                )))
+            }
+            Ok((LuaValue::Boolean(true), _)) => None,
+            Ok((_, reason)) => {
+                // A reason is shown to the player: at most REASON_BYTES_MAX
+                // bytes of it are kept.
+                let reason = match reason {
+                    LuaValue::String(s) => Some(truncated(&s.as_bytes())),
+                    _ => None,
+                };
+                Some(Verdict::Deny { reason })
+            }
+            Err(e) => Some(Verdict::Fail(self.failure(b, name, e))),
+        }
+    }
+
     pub(crate) fn handlers_for(&mut self, event_type: &'static str) -> Rc<HandlerList> {
         if let Some(list) = self.handlers.get(event_type) {
             return list.clone();
@@ -50,7 +111,9 @@ impl LuaHost {
     pub(crate) fn event_args(&self, event: &Event) -> mlua::Result<Vec<LuaValue>> {
         let mut args = Vec::with_capacity(12);
         args.push(self.sid(event.type_name())?);
-        args.push(LuaValue::Integer(event.seq as i64));
+        args.push(LuaValue::Integer(
+            i64::try_from(event.seq).unwrap_or(i64::MAX),
+        ));
         args.push(match &event.action_id {
             digipology_kernel::event::ActionId::Auto(_) => LuaValue::Nil,
             digipology_kernel::event::ActionId::Given(id) => {
@@ -106,7 +169,7 @@ impl LuaHost {
 /// to four data fields go over as a fixed tuple (no argument list to
 /// allocate).
 fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Ret> {
-    let n = args.len().saturating_sub(3) as i64;
+    let n = i64::try_from(args.len().saturating_sub(3)).unwrap_or(i64::MAX);
     if n <= 8 {
         let mut it = args.into_iter();
         let mut next = || it.next().unwrap_or(LuaValue::Nil);
@@ -150,34 +213,8 @@ impl ScriptHost for LuaHost {
         if guards.is_empty() {
             return Verdict::Allow;
         }
-        let player_name = match state
-            .players
-            .get(request.player_id)
-            .and_then(|p| p.name.as_deref())
-        {
-            Some(n) => match self.sid(n) {
-                Ok(v) => v,
-                Err(e) => {
-                    let b = &self.bindings[guards[0].0];
-                    return Verdict::Fail(self.failure(
-                        b,
-                        name,
-                        (e.to_string(), None, ScriptErrorKind::Runtime),
-                    ));
-                }
-            },
-            None => LuaValue::Nil,
-        };
-        let key = {
-            use slotmap::Key;
-            request.entity_key.data().as_ffi() as i64
-        };
-        let transform = match request
-            .transform
-            .map(|t| to_lua(&self.lua, &t.to_value()))
-            .transpose()
-        {
-            Ok(t) => t.unwrap_or(LuaValue::Nil),
+        let (player_name, transform) = match self.guard_args(state, request) {
+            Ok(args) => args,
             Err(e) => {
                 let b = &self.bindings[guards[0].0];
                 return Verdict::Fail(self.failure(
@@ -187,6 +224,7 @@ impl ScriptHost for LuaHost {
                 ));
             }
         };
+        let key = handle_of(request.entity_key);
         for (i, f) in guards.iter() {
             let b = &self.bindings[*i];
             if b.entity.as_deref().is_some_and(|e| e != request.entity_id) {
@@ -203,36 +241,9 @@ impl ScriptHost for LuaHost {
                     transform.clone(),
                 ))
             };
-            match self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id) {
-                // A mutation the guard caught with pcall still fails it.
-                Ok(_)
-                    if matches!(
-                        self.shared.fail_kind.get(),
-                        Some(ScriptErrorKind::GuardMutation)
-                    ) =>
-                {
-                    return Verdict::Fail(self.failure(
-                        b,
-                        name,
-                        (
-                            "guards are read-only: this guard tried to change the game (and caught the error)".into(),
-                            None,
-                            ScriptErrorKind::GuardMutation,
-                        ),
-                    ));
-                }
-                Ok((answer, reason)) => {
-                    if !matches!(answer, LuaValue::Boolean(true)) {
-                        // A reason is shown to the player: at most
-                        // REASON_BYTES_MAX bytes of it are kept.
-                        let reason = match reason {
-                            LuaValue::String(s) => Some(truncated(&s.as_bytes())),
-                            _ => None,
-                        };
-                        return Verdict::Deny { reason };
-                    }
-                }
-                Err(e) => return Verdict::Fail(self.failure(b, name, e)),
+            let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
+            if let Some(stop) = self.verdict(b, name, answer) {
+                return stop;
             }
         }
         Verdict::Allow

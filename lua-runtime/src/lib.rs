@@ -9,6 +9,8 @@
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
+// The function-length budget (clippy.toml; the policy is in Cargo.toml).
+#![warn(clippy::too_many_lines)]
 
 // Floors, bottom to top (no module names one above it; checked by
 // `kernel/tests/floors.rs`): spec, shared, convert → errors, access →

@@ -167,7 +167,7 @@ impl Call<'_, '_, '_> {
     /// `storage_len(script, path)`: the length of a list (0 otherwise).
     pub fn storage_len(&self, script: &LuaValue, path: &LuaValue) -> i64 {
         match self.storage_node(script, path) {
-            Some(Value::Array(a)) => a.len() as i64,
+            Some(Value::Array(a)) => i64::try_from(a.len()).unwrap_or(i64::MAX),
             _ => 0,
         }
     }
@@ -184,7 +184,7 @@ impl Call<'_, '_, '_> {
         match self.storage_node(script, path) {
             Some(Value::Array(a)) => {
                 for i in 0..a.len() {
-                    t.raw_set(i + 1, (i + 1) as i64)?;
+                    t.raw_set(i + 1, i + 1)?;
                 }
             }
             Some(Value::Object(o)) => {
@@ -255,7 +255,9 @@ fn path_of(v: &LuaValue) -> Result<Vec<Step>, String> {
             LuaValue::String(s) => out.push(Step::Key(
                 s.to_str().map_err(|e| e.to_string())?.to_string(),
             )),
-            LuaValue::Integer(n) if n >= 1 => out.push(Step::Index(n as usize - 1)),
+            LuaValue::Integer(n) if n >= 1 => {
+                out.push(Step::Index(usize::try_from(n - 1).unwrap_or(usize::MAX)));
+            }
             _ => return Err("storage keys must be strings or positive integers".into()),
         }
     }

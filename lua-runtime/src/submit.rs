@@ -117,7 +117,8 @@ impl Call<'_, '_, '_> {
             } else {
                 count
             };
-            let result = ctx.move_item(script_id, binding_id, item, from, to, index as u64);
+            let index = u64::try_from(index).unwrap_or(u64::MAX);
+            let result = ctx.move_item(script_id, binding_id, item, from, to, index);
             if result.is_err() {
                 return self.submitted(lua, "container.move", 0, result);
             }
@@ -260,6 +261,8 @@ fn field_value(v: &LuaValue, resolve: &Resolve<'_>) -> Result<FieldValue, String
         LuaValue::Nil => FieldValue::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => FieldValue::Null,
         LuaValue::Boolean(b) => FieldValue::Bool(*b),
+        // Exact: an integer within ±2^53 is a double.
+        #[allow(clippy::cast_precision_loss)]
         LuaValue::Integer(i) if i.unsigned_abs() <= 1 << 53 => FieldValue::Num(*i as f64),
         LuaValue::Integer(i) => {
             return Err(format!(

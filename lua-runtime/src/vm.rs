@@ -10,7 +10,7 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 use rustc_hash::FxHashMap;
 
-use crate::access::Access;
+use crate::access::{handle_of, Access};
 use crate::errors::{syntax_error, BUDGET_MSG};
 use crate::host::{Binding, LuaHost, Ret};
 use crate::native::natives;
@@ -151,10 +151,8 @@ impl LuaHost {
         spec.set("script", script.id.as_str()).map_err(internal)?;
         spec.set("binding", b.id.as_str()).map_err(internal)?;
         if let (Some(id), Some(k)) = (&b.entity, key) {
-            use slotmap::Key;
             spec.set("entity_id", id.as_str()).map_err(internal)?;
-            spec.set("entity_key", k.data().as_ffi() as i64)
-                .map_err(internal)?;
+            spec.set("entity_key", handle_of(k)).map_err(internal)?;
         }
         let (env, defs, freeze): (Table, Table, Function) = new_env.call(spec).map_err(internal)?;
         let chunk = self

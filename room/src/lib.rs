@@ -6,6 +6,8 @@
 //! reached) to the notice hook the caller sets (collected otherwise).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// The function-length budget (clippy.toml; the policy is in Cargo.toml).
+#![warn(clippy::too_many_lines)]
 
 pub mod error;
 pub mod jsonl;

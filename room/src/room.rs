@@ -279,7 +279,12 @@ impl Room {
             EventKind::TimerRegistered {
                 timer_id, delay, ..
             } => {
-                let due = self.clock.saturating_add(delay.ceil().min(9.0e15) as i64);
+                // A timer's delay is a validated non-negative number;
+                // capped at 9e15 ms, its ceiling is an integral double that
+                // fits an i64 exactly.
+                #[allow(clippy::cast_possible_truncation)]
+                let wait = delay.ceil().min(9.0e15) as i64;
+                let due = self.clock.saturating_add(wait);
                 self.due_of.insert(timer_id.to_string(), due);
                 self.due.insert((due, timer_id.to_string()));
             }

@@ -36,7 +36,7 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
     } = args;
     // Already checked when decoded from a payload; a typed caller's u64
     // gets the same bound.
-    safe_index("index", index as f64)?;
+    safe_index("index", crate::num::count_to_f64(index))?;
     if from == to {
         return reject(RejectCode::SameContainer, "from and to must differ");
     }
@@ -55,11 +55,11 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
     };
     let eid = e.id.clone();
     if let Some((fkey, _, i)) = &source {
-        txn.item_remove(*fkey, *i as usize);
+        txn.item_remove(*fkey, crate::num::to_usize(*i));
     }
     let placement = match &target {
         Some((tkey, tid)) => {
-            txn.item_insert(*tkey, index as usize, eid.clone());
+            txn.item_insert(*tkey, crate::num::to_usize(index), eid.clone());
             Placement::Container(tid.clone())
         }
         None => Placement::World,

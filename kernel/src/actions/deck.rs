@@ -68,7 +68,7 @@ pub(crate) fn draw_to_container(txn: &mut Txn<'_>, action: &Action) -> Result<()
         }
     }
     let (deck, target) = (deck.id.clone(), target.id.clone());
-    let count = count as usize;
+    let count = crate::num::to_usize(count);
     let mut drawn: Vec<Id> = Vec::with_capacity(count);
     for _ in 0..count {
         if let Some(card) = txn.item_pop(deck_key) {
@@ -209,7 +209,7 @@ pub(crate) fn deal(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         }
     }
     let deck = deck.id.clone();
-    let mut dealt = Vec::with_capacity(total as usize);
+    let mut dealt = Vec::with_capacity(crate::num::to_usize(total));
     for _ in 0..each {
         for t in &resolved {
             let Some(card) = txn.item_pop(deck_key) else {

@@ -42,7 +42,7 @@ pub(crate) fn roll(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> 
         .state()
         .get(key)
         .and_then(|e| e.components.die.as_ref())
-        .and_then(|d| d.faces_view().get(index as usize))
+        .and_then(|d| d.faces_view().get(crate::num::to_usize(index)))
         .cloned()
         .unwrap_or(Value::Null);
     txn.set_die_value(key, value.clone());

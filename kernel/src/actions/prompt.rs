@@ -49,24 +49,7 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
     let kind = p.str("kind")?;
     let player_id = p.str("playerId")?;
     let title = p.str("title")?;
-    let choices = match p.opt("choices") {
-        None => None,
-        Some(Json::Array(items)) => Some(
-            items
-                .iter()
-                .map(|c| canonical(c, "choices"))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        Some(other) => {
-            return reject(
-                RejectCode::InvalidType,
-                format!(
-                    "payload.choices must be an array, not {}",
-                    json_type(&other)
-                ),
-            )
-        }
-    };
+    let choices = opt_choices(&p)?;
     let (min, max, step) = (
         opt_num(&p, "min")?,
         opt_num(&p, "max")?,
@@ -123,6 +106,25 @@ pub(crate) fn create(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
         }),
     });
     Ok(())
+}
+
+/// `payload.choices`, when given: an array of canonical values.
+fn opt_choices(p: &Payload<'_>) -> Result<Option<Vec<Value>>, Rejection> {
+    match p.opt("choices") {
+        None => Ok(None),
+        Some(Json::Array(items)) => items
+            .iter()
+            .map(|c| canonical(c, "choices"))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(other) => reject(
+            RejectCode::InvalidType,
+            format!(
+                "payload.choices must be an array, not {}",
+                json_type(&other)
+            ),
+        ),
+    }
 }
 
 fn check_kind(
