@@ -1,11 +1,18 @@
 //! Events: what the kernel emits, one JSONL line each.
+//!
+//! Longer than the ~600-line guide on purpose: most of it is the event table
+//! (`events!`, one row per event with its fields' docs), which is the single
+//! place an event is written and reads best as one list.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::reject::{RejectCode, Rejection};
-use crate::state::{ids, Id};
+use crate::field::field_set;
+use crate::field::NamesEntities;
+pub use crate::field::{EventField, Field, FieldSet};
+use crate::id::Id;
+use crate::reject::Rejection;
 use crate::value::{write_string, Value};
 
 /// The kind of a script failure (docs/lua-api.md, Errors).
@@ -502,139 +509,10 @@ pub enum DataKey {
     Flatten(&'static [&'static str]),
 }
 
-/// How a field's type reads as event data.
-pub trait EventField {
-    /// The field as borrowed data.
-    fn field(&self) -> Field<'_>;
-}
-
-impl EventField for Id {
-    fn field(&self) -> Field<'_> {
-        Field::Str(self)
-    }
-}
-
-impl EventField for String {
-    fn field(&self) -> Field<'_> {
-        Field::Str(self)
-    }
-}
-
-impl EventField for Cow<'static, str> {
-    fn field(&self) -> Field<'_> {
-        Field::Str(self)
-    }
-}
-
-impl EventField for bool {
-    fn field(&self) -> Field<'_> {
-        Field::Bool(*self)
-    }
-}
-
-impl EventField for f64 {
-    fn field(&self) -> Field<'_> {
-        Field::Num(*self)
-    }
-}
-
-impl EventField for u64 {
-    fn field(&self) -> Field<'_> {
-        Field::Num(crate::num::count_to_f64(*self))
-    }
-}
-
-impl EventField for u32 {
-    fn field(&self) -> Field<'_> {
-        Field::Num(f64::from(*self))
-    }
-}
-
-impl EventField for Value {
-    fn field(&self) -> Field<'_> {
-        Field::Value(self)
-    }
-}
-
-impl EventField for Vec<Id> {
-    fn field(&self) -> Field<'_> {
-        Field::Ids(self)
-    }
-}
-
-impl EventField for BTreeMap<String, Value> {
-    fn field(&self) -> Field<'_> {
-        Field::Map(self)
-    }
-}
-
 impl EventField for ScriptErrorKind {
     fn field(&self) -> Field<'_> {
         Field::Str(self.as_str())
     }
-}
-
-impl EventField for RejectCode {
-    fn field(&self) -> Field<'_> {
-        Field::Str(self.as_str())
-    }
-}
-
-impl<T: EventField> EventField for Option<T> {
-    fn field(&self) -> Field<'_> {
-        self.as_ref().map_or(Field::Null, EventField::field)
-    }
-}
-
-/// A field type that names entities.
-trait NamesEntities {
-    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>);
-}
-
-impl NamesEntities for Id {
-    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
-        out.push(self);
-    }
-}
-
-impl NamesEntities for Option<Id> {
-    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
-        out.extend(self);
-    }
-}
-
-impl NamesEntities for Vec<Id> {
-    fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
-        out.extend(self);
-    }
-}
-
-/// A struct whose fields join an event's data (`[flatten]` in the table).
-pub trait FieldSet {
-    /// Its data keys, in visiting order.
-    const KEYS: &'static [&'static str];
-    /// Visits each field.
-    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>));
-}
-
-impl<T: FieldSet> FieldSet for Box<T> {
-    const KEYS: &'static [&'static str] = T::KEYS;
-    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
-        (**self).visit(f);
-    }
-}
-
-/// Implements [`FieldSet`] from `field => "key"` pairs: the keys are written
-/// once.
-macro_rules! field_set {
-    ($ty:ty { $( $field:ident => $key:literal ),* $(,)? }) => {
-        impl FieldSet for $ty {
-            const KEYS: &'static [&'static str] = &[$($key),*];
-            fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
-                $( f($key, EventField::field(&self.$field)); )*
-            }
-        }
-    };
 }
 
 field_set!(PromptOptions {
@@ -676,40 +554,6 @@ impl EventKind {
             map.insert(k.to_owned(), v.to_value());
         });
         Value::Object(map)
-    }
-}
-
-/// One field of an event's data, borrowed where possible.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Field<'a> {
-    /// `null`.
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// A finite number.
-    Num(f64),
-    /// A string.
-    Str(&'a str),
-    /// A list of ids.
-    Ids(&'a [Id]),
-    /// Any canonical value.
-    Value(&'a Value),
-    /// An object (settings).
-    Map(&'a BTreeMap<String, Value>),
-}
-
-impl Field<'_> {
-    /// The field as an owned canonical value.
-    pub fn to_value(self) -> Value {
-        match self {
-            Field::Null => Value::Null,
-            Field::Bool(b) => Value::Bool(b),
-            Field::Num(n) => Value::Number(n),
-            Field::Str(s) => Value::String(s.to_owned()),
-            Field::Ids(list) => ids(list),
-            Field::Value(v) => v.clone(),
-            Field::Map(m) => Value::Object(m.clone()),
-        }
     }
 }
 

@@ -19,7 +19,12 @@
 
 pub mod action;
 mod actions;
+mod canonical;
+mod components;
+mod def;
+mod entity;
 pub mod event;
+mod field;
 pub mod host;
 mod id;
 pub mod kernel;
@@ -27,6 +32,7 @@ pub mod load;
 mod num;
 pub mod payload;
 mod placement;
+mod records;
 pub mod reject;
 pub mod restore;
 pub mod rng;
@@ -34,6 +40,7 @@ pub mod spatial;
 pub mod state;
 pub mod transform;
 pub mod txn;
+mod undo;
 pub mod value;
 
 pub use action::{Action, ActionType, Source, TypeName};

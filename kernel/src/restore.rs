@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
-use crate::load::{
-    as_object, err, link_containers, load_stacks, nonempty_str, only_keys, settings_from, LoadError,
-};
+use crate::def::{as_object, err, nonempty_str, only_keys, LoadError};
+use crate::load::{link_containers, load_stacks, settings_from};
 use crate::rng::Rng;
 use crate::state::{Id, Player, Prompt, State, Timer};
 use crate::value::Value;

@@ -12,6 +12,7 @@ use crate::reject::Rejection;
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
+use crate::undo::{set_member, Undo};
 use crate::value::Value;
 
 /// Bounds the kernel enforces on event cascades.
@@ -45,43 +46,6 @@ impl From<Rejection> for Failure {
     }
 }
 
-/// One reversible change.
-#[derive(Debug)]
-enum Undo {
-    /// A whole-entity snapshot, for structural changes.
-    Entity(EntityKey, Box<Entity>),
-    Counter(EntityKey, f64),
-    DieValue(EntityKey, Value),
-    /// A container's items were shuffled with this RNG state: rollback
-    /// draws the same swaps again and undoes them in reverse (no copy of
-    /// the list is kept).
-    Shuffled(EntityKey, Rng),
-    /// An item taken out of a container's list at this index.
-    ItemRemoved(EntityKey, usize, Id),
-    /// An item put into a container's list at this index.
-    ItemInserted(EntityKey, usize),
-    Flipped(EntityKey, bool),
-    Locked(EntityKey, bool),
-    HeldBy(EntityKey, Option<Id>),
-    Transform(EntityKey, Option<Transform>),
-    Placement(EntityKey, Placement),
-    Stack(Id, Option<Stack>),
-    Prompt(Id, Option<Prompt>),
-    /// An entity added in this transaction (spawn): removed on rollback.
-    Inserted(EntityKey),
-    /// An entity destroyed in this transaction: its slot is kept until
-    /// commit, so rollback brings it back under the same handle.
-    Removed(EntityKey),
-    Timer(Id, Option<Timer>),
-    /// A zone gained (`true`) or lost (`false`) this member.
-    ZoneMember(EntityKey, Id, bool),
-    Player(Id, Option<Player>),
-    Seat(Id, Option<Option<Id>>),
-    Settings(BTreeMap<String, Value>),
-    Rng(Rng),
-    Storage(String, Option<Value>),
-}
-
 /// Scratch vectors reused from one transaction to the next, so a simple
 /// action allocates nothing for its undo log.
 #[derive(Debug, Default)]
@@ -94,113 +58,6 @@ impl Clone for Buffers {
     fn clone(&self) -> Self {
         Buffers::default()
     }
-}
-
-impl Undo {
-    /// Puts back what this record saved.
-    fn apply(self, st: &mut State) {
-        match self {
-            Undo::Stack(id, prev) => restore(&mut st.stacks, id, prev),
-            Undo::Prompt(id, prev) => restore(&mut st.prompts, id, prev),
-            Undo::Timer(id, prev) => restore(&mut st.timers, id, prev),
-            Undo::Player(id, prev) => restore(&mut st.players, id, prev),
-            Undo::Seat(id, prev) => restore(&mut st.seats, id, prev),
-            Undo::Storage(k, prev) => restore(&mut st.storage, k, prev),
-            Undo::Settings(s) => st.settings = s,
-            Undo::Rng(r) => st.rng = r,
-            Undo::Inserted(k) => {
-                st.remove_live(k);
-            }
-            Undo::Removed(k) => st.revive(k),
-            Undo::Transform(k, t) => st.replace_transform(k, t),
-            Undo::Shuffled(k, mut rng) => {
-                if let Some(c) = items_of(st, k) {
-                    rng.unshuffle(c);
-                }
-            }
-            Undo::ItemRemoved(k, i, id) => {
-                if let Some(c) = items_of(st, k) {
-                    c.insert(i.min(c.len()), id);
-                }
-            }
-            Undo::ItemInserted(k, i) => {
-                if let Some(c) = items_of(st, k) {
-                    if i < c.len() {
-                        c.remove(i);
-                    }
-                }
-            }
-            entity_field => {
-                if let Some(e) = entity_field.entity(st) {
-                    entity_field.apply_to(e);
-                }
-            }
-        }
-    }
-
-    /// The entity a per-entity record names.
-    fn entity<'s>(&self, st: &'s mut State) -> Option<&'s mut Entity> {
-        match self {
-            Undo::Entity(k, _)
-            | Undo::Counter(k, _)
-            | Undo::DieValue(k, _)
-            | Undo::Flipped(k, _)
-            | Undo::Locked(k, _)
-            | Undo::HeldBy(k, _)
-            | Undo::Placement(k, _)
-            | Undo::ZoneMember(k, _, _) => st.entity_mut(*k),
-            _ => None,
-        }
-    }
-
-    /// Puts back one entity's saved field (the records [`Undo::entity`]
-    /// names).
-    fn apply_to(self, e: &mut Entity) {
-        match self {
-            Undo::Entity(_, saved) => {
-                debug_assert_eq!(
-                    e.components.transform, saved.components.transform,
-                    "transforms change only through set_transform"
-                );
-                *e = *saved;
-            }
-            Undo::Counter(_, v) => {
-                if let Some(c) = e.components.counter.as_mut() {
-                    c.value = v;
-                }
-            }
-            Undo::DieValue(_, v) => {
-                if let Some(d) = e.components.die.as_mut() {
-                    d.value = v;
-                }
-            }
-            Undo::Flipped(_, v) => e.components.flippable = Some(v),
-            Undo::Locked(_, v) => e.components.lockable = Some(v),
-            Undo::HeldBy(_, v) => e.held_by = v,
-            Undo::Placement(_, p) => e.placement = p,
-            Undo::ZoneMember(_, id, added) => {
-                if let Some(z) = e.components.zone.as_mut() {
-                    set_member(&mut z.members, &id, !added);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A map entry back to what it was (`None`: absent).
-fn restore<K: Ord, V>(map: &mut BTreeMap<K, V>, key: K, prev: Option<V>) {
-    match prev {
-        Some(v) => map.insert(key, v),
-        None => map.remove(&key),
-    };
-}
-
-/// A container's item list.
-fn items_of(st: &mut State, k: EntityKey) -> Option<&mut Vec<Id>> {
-    st.entity_mut(k)
-        .and_then(|e| e.components.container.as_mut())
-        .map(|c| &mut c.items)
 }
 
 /// Why a transaction is doomed even if the script swallowed the error.
@@ -605,21 +462,6 @@ impl<'s> Txn<'s> {
     /// How many undo records the transaction holds (what rollback will cost).
     pub fn touched(&self) -> usize {
         self.undo.len()
-    }
-}
-
-/// Inserts or removes `id` in a sorted list; whether anything changed.
-fn set_member(members: &mut Vec<Id>, id: &Id, inside: bool) -> bool {
-    match (members.binary_search(id), inside) {
-        (Err(i), true) => {
-            members.insert(i, id.clone());
-            true
-        }
-        (Ok(i), false) => {
-            members.remove(i);
-            true
-        }
-        _ => false,
     }
 }
 

@@ -86,7 +86,7 @@ fn cycle_from(g: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec
 #[test]
 fn no_library_crate_has_an_import_loop() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (krate, at_least) in [("kernel", 15), ("lua-runtime", 6), ("room", 4)] {
+    for (krate, at_least) in [("kernel", 25), ("lua-runtime", 14), ("room", 4)] {
         let root = workspace.join(krate).join("src");
         let g = graph(&root);
         assert!(g.len() >= at_least, "{krate}: read {} modules", g.len());
