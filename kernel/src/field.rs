@@ -52,72 +52,84 @@ pub trait EventField {
 }
 
 impl EventField for Id {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Str(self)
     }
 }
 
 impl EventField for String {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Str(self)
     }
 }
 
 impl EventField for Cow<'static, str> {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Str(self)
     }
 }
 
 impl EventField for bool {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Bool(*self)
     }
 }
 
 impl EventField for f64 {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Num(*self)
     }
 }
 
 impl EventField for u64 {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Num(crate::num::count_to_f64(*self))
     }
 }
 
 impl EventField for u32 {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Num(f64::from(*self))
     }
 }
 
 impl EventField for Value {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Value(self)
     }
 }
 
 impl EventField for Vec<Id> {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Ids(self)
     }
 }
 
 impl EventField for BTreeMap<String, Value> {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Map(self)
     }
 }
 
 impl EventField for RejectCode {
+    #[inline]
     fn field(&self) -> Field<'_> {
         Field::Str(self.as_str())
     }
 }
 
 impl<T: EventField> EventField for Option<T> {
+    #[inline]
     fn field(&self) -> Field<'_> {
         self.as_ref().map_or(Field::Null, EventField::field)
     }
@@ -129,18 +141,21 @@ pub(crate) trait NamesEntities {
 }
 
 impl NamesEntities for Id {
+    #[inline]
     fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
         out.push(self);
     }
 }
 
 impl NamesEntities for Option<Id> {
+    #[inline]
     fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
         out.extend(self);
     }
 }
 
 impl NamesEntities for Vec<Id> {
+    #[inline]
     fn push_to<'a>(&'a self, out: &mut Vec<&'a Id>) {
         out.extend(self);
     }
@@ -156,6 +171,7 @@ pub trait FieldSet {
 
 impl<T: FieldSet> FieldSet for Box<T> {
     const KEYS: &'static [&'static str] = T::KEYS;
+    #[inline]
     fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
         (**self).visit(f);
     }

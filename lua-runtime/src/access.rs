@@ -39,25 +39,30 @@ pub struct Call<'a, 'b, 'c> {
 
 /// An entity's generational handle as a Lua integer: the key's 64 bits,
 /// reinterpreted (not converted), so [`key_from_handle`] gives it back.
+#[inline]
 pub(crate) fn handle_of(k: EntityKey) -> i64 {
     k.data().as_ffi().cast_signed()
 }
 
 /// The entity key a Lua handle stands for (the inverse of [`handle_of`]).
+#[inline]
 pub(crate) fn key_from_handle(handle: i64) -> EntityKey {
     EntityKey::from(KeyData::from_ffi(handle.cast_unsigned()))
 }
 
 /// A length or count as a Lua integer (saturating; no list comes near).
+#[inline]
 pub(crate) fn lua_len(n: usize) -> LuaValue {
     LuaValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
+#[inline]
 pub(crate) fn key_to_lua(k: EntityKey) -> LuaValue {
     LuaValue::Integer(handle_of(k))
 }
 
 /// A Lua string argument as text (`None` for anything else).
+#[inline]
 pub(crate) fn text(v: &LuaValue) -> Option<String> {
     match v {
         LuaValue::String(s) => s.to_str().ok().map(|s| s.to_string()),
@@ -73,6 +78,7 @@ pub(crate) fn list(lua: &Lua, items: impl IntoIterator<Item = String>) -> mlua::
     Ok(LuaValue::Table(t))
 }
 
+#[inline]
 pub(crate) fn ret(v: LuaValue) -> mlua::Result<MultiValue> {
     Ok(MultiValue::from_iter([v]))
 }
@@ -85,6 +91,7 @@ pub(crate) fn refusal(lua: &Lua, msg: &str, kind: &str) -> mlua::Result<MultiVal
     ]))
 }
 
+#[inline]
 pub(crate) fn ok_true() -> mlua::Result<MultiValue> {
     ret(LuaValue::Boolean(true))
 }
@@ -318,18 +325,22 @@ impl Call<'_, '_, '_> {
 
     /// `component(key, id, name)`: `true, value` of a component (nil when
     /// the entity has none), or `false` when the handle no longer names the
-    /// entity with this id. Charged per value built.
+    /// entity with this id. Charged per value built. A handle that is not an
+    /// integer names no entity.
     pub fn component(
         &self,
         lua: &Lua,
-        key: i64,
+        key: &LuaValue,
         id: &LuaValue,
-        name: &str,
+        name: &LuaValue,
     ) -> mlua::Result<(bool, LuaValue)> {
-        let Some(e) = self.live_entity(key, id) else {
+        let Some(e) = self.live_handle(key, id) else {
             return Ok((false, LuaValue::Nil));
         };
-        match self.component_value(e, name)? {
+        let LuaValue::String(name) = name else {
+            return Ok((true, LuaValue::Nil));
+        };
+        match self.component_value(e, &name.to_str()?)? {
             Some(v) => Ok((true, to_lua(lua, &v)?)),
             None => Ok((true, LuaValue::Nil)),
         }
@@ -337,11 +348,29 @@ impl Call<'_, '_, '_> {
 
     /// `has(key, id, name)`: `true, whether the entity has the component`,
     /// or `false` when the handle no longer names the entity with this id.
-    pub fn has(&self, key: i64, id: &LuaValue, name: &str) -> mlua::Result<(bool, bool)> {
-        let Some(e) = self.live_entity(key, id) else {
-            return Ok((false, false));
+    pub fn has(
+        &self,
+        key: &LuaValue,
+        id: &LuaValue,
+        name: &LuaValue,
+    ) -> mlua::Result<(bool, LuaValue)> {
+        let Some(e) = self.live_handle(key, id) else {
+            return Ok((false, LuaValue::Nil));
         };
-        Ok((true, self.component_value(e, name)?.is_some()))
+        let LuaValue::String(name) = name else {
+            return Ok((true, LuaValue::Nil));
+        };
+        let has = self.component_value(e, &name.to_str()?)?.is_some();
+        Ok((true, LuaValue::Boolean(has)))
+    }
+
+    /// The entity a handle names, when the handle is an integer, the entity
+    /// is still there and — when `id` is a string — still has that id.
+    fn live_handle(&self, key: &LuaValue, id: &LuaValue) -> Option<&Entity> {
+        match key {
+            LuaValue::Integer(key) => self.live_entity(*key, id),
+            _ => None,
+        }
     }
 
     /// One component of an entity in its canonical form (the whole entity's

@@ -70,6 +70,7 @@ impl LuaHost {
         self.lua.used_memory()
     }
 
+    #[inline]
     pub(crate) fn reset_budget(&self) {
         self.shared
             .remaining

@@ -13,6 +13,10 @@ use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 use crate::access::{text, READ_FIELDS};
 use crate::slot::Slot;
 
+/// Three untyped arguments (a native that checks each itself, as the
+/// handle readers do: a handle that is not an integer names no entity).
+type Args3 = (LuaValue, LuaValue, LuaValue);
+
 fn outside() -> mlua::Error {
     mlua::Error::runtime("the game can only be reached from inside a callback")
 }
@@ -63,21 +67,10 @@ fn entity_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
     ));
     native!(t, lua, slot, "items", |lua, c, key: i64| c
         .item_handles(lua, key));
-    native!(t, lua, slot, "component", |lua,
-                                        c,
-                                        (key, id, name): (
-        i64,
-        LuaValue,
-        String
-    )| c
-        .component(lua, key, &id, &name));
-    native!(t, lua, slot, "has", |_l,
-                                  c,
-                                  (key, id, name): (
-        i64,
-        LuaValue,
-        String
-    )| c.has(key, &id, &name));
+    native!(t, lua, slot, "component", |lua, c, (k, id, name): Args3| c
+        .component(lua, &k, &id, &name));
+    native!(t, lua, slot, "has", |_l, c, (k, id, name): Args3| c
+        .has(&k, &id, &name));
     Ok(())
 }
 

@@ -624,3 +624,36 @@ fn spawn_and_draw_to_world_complete_partial_transforms() {
     assert_eq!(st["d"], json!({"x": 2, "y": 2, "z": 2}));
     drop(k);
 }
+
+#[test]
+fn get_and_has_on_a_table_posing_as_a_proxy_name_no_entity() {
+    // `get`/`has` read through a native that checks the handle itself: a
+    // handle that is not an integer (missing, a float, a string) names no
+    // entity, exactly as a stale proxy does — never another entity.
+    for forged in ["{}", "{[0] = 2.0}", "{[0] = \"2\"}"] {
+        for method in ["get", "has"] {
+            let src = format!(
+                r#"
+                function on_button_pressed(event)
+                  local f = game.entity("score").{method}
+                  f({forged}, "counter")
+                end
+            "#
+            );
+            let (mut k, mut host) = global(&src);
+            start(&mut k, &mut host);
+            let err = script_error(
+                &mut k,
+                &mut host,
+                player("p1", "button.press", json!({"entityId": "btn"})),
+                "runtime",
+            );
+            let msg = err["message"].as_str().unwrap_or("");
+            assert!(
+                msg.contains("no longer exists"),
+                "{method} on {forged}: {msg}"
+            );
+            assert_eq!(err["line"], json!(4), "{method} on {forged}: {err}");
+        }
+    }
+}
