@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 // The function-length budget (clippy.toml; the policy is in Cargo.toml).
 #![warn(clippy::too_many_lines)]
+// A library prints nothing: output goes to the sink or hook its caller gives.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod action;
 mod actions;

@@ -356,7 +356,7 @@ impl Room {
                 break;
             }
             if fired >= self.fires_max {
-                eprintln!(
+                let line = format!(
                     "digipology: stopped after {fired} timer fires {} ({} still pending)",
                     if before.is_none() {
                         "at the end of the input"
@@ -365,6 +365,7 @@ impl Room {
                     },
                     self.due.len()
                 );
+                self.notice(&line);
                 break;
             }
             fired += 1;
