@@ -65,6 +65,30 @@ fn bench(c: &mut Criterion) {
         assert!(k.process(&press, &mut host).accepted());
         group.bench_function(name, |b| b.iter(|| k.process(&press, &mut host)));
     }
+    // The same handler accepted and refusing: a handler saying no by raising
+    // an error is the documented way; it must not cost much more.
+    let refusing = [
+        (
+            "handler that reads the event, accepted",
+            "function on_button_pressed(ev) if ev.data.entityId == 'nope' then error('no') end end",
+            true,
+        ),
+        (
+            "handler that reads the event, raising an error (rejected)",
+            "function on_button_pressed(ev) if ev.data.entityId == 'btn' then error('no') end end",
+            false,
+        ),
+        (
+            "handler doing 10 counter adds",
+            "function on_button_pressed(ev) for i = 1, 10 do game.entity('score'):add(1) end end",
+            true,
+        ),
+    ];
+    for (name, src, accepted) in refusing {
+        let (mut k, mut host) = room(src);
+        assert_eq!(k.process(&press, &mut host).accepted(), accepted, "{name}");
+        group.bench_function(name, |b| b.iter(|| k.process(&press, &mut host)));
+    }
     group.finish();
 
     let mut group = c.benchmark_group("lua vm");

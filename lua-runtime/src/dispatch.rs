@@ -14,7 +14,7 @@ use mlua::{Function, MultiValue, Value as LuaValue};
 use crate::access::{handle_of, Access};
 use crate::convert::{number, to_lua};
 use crate::errors::truncated;
-use crate::host::{Binding, HandlerList, LuaHost, Ret};
+use crate::host::{Answer, Binding, HandlerList, LuaHost, Ret};
 
 impl LuaHost {
     /// A guard's player-name and transform arguments as Lua values.
@@ -168,7 +168,7 @@ impl LuaHost {
 /// Calls `P.handle(f, type, seq, actionId, n, k1, v1, …)`; events with up
 /// to four data fields go over as a fixed tuple (no argument list to
 /// allocate).
-fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Ret> {
+fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Answer> {
     let n = i64::try_from(args.len().saturating_sub(3)).unwrap_or(i64::MAX);
     if n <= 8 {
         let mut it = args.into_iter();
@@ -185,7 +185,7 @@ fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::R
             next(),
         ];
         let [k1, v1, k2, v2, k3, v3, k4, v4] = fields;
-        return call.call::<Ret>((f, t, seq, aid, n, k1, v1, k2, v2, k3, v3, k4, v4));
+        return call.call::<Answer>((f, t, seq, aid, n, k1, v1, k2, v2, k3, v3, k4, v4));
     }
     let mut it = args.into_iter();
     let mut all = MultiValue::new();
@@ -195,7 +195,7 @@ fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::R
     }
     all.push_back(LuaValue::Integer(n));
     all.extend(it);
-    call.call::<Ret>(all)
+    call.call::<Answer>(all)
 }
 
 impl ScriptHost for LuaHost {
@@ -231,6 +231,8 @@ impl ScriptHost for LuaHost {
                 continue;
             }
             let call = &self.guard_call;
+            // The guard entry answers the guard's own results (an error
+            // comes back as `Err`): accepted as `true, answer, reason`.
             let invoke = || {
                 call.call::<Ret>((
                     f,
@@ -240,6 +242,7 @@ impl ScriptHost for LuaHost {
                     key,
                     transform.clone(),
                 ))
+                .map(|(answer, reason)| (LuaValue::Boolean(true), answer, reason))
             };
             let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
             if let Some(stop) = self.verdict(b, name, answer) {
@@ -335,7 +338,7 @@ impl LuaHost {
         ctx: &mut ScriptCtx<'_, '_>,
         index: usize,
         function: &str,
-        invoke: impl FnOnce() -> mlua::Result<Ret>,
+        invoke: impl FnOnce() -> mlua::Result<Answer>,
     ) -> Result<(), ScriptFailure> {
         let b = &self.bindings[index];
         if let Err(e) = self.call(invoke, Access::Handler(ctx), &b.script_id, &b.binding_id) {

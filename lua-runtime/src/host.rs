@@ -16,9 +16,13 @@ use crate::shared::Shared;
 use crate::slot::Slot;
 use crate::spec::Limits;
 
-/// The first two results of a callback (a guard's answer and reason; mlua
-/// runs every call under `lua_pcall`; errors come back as `Err`).
+/// The first two results of a callback (a guard's answer and reason).
 pub(crate) type Ret = (LuaValue, LuaValue);
+
+/// What a prelude entry point answers (`host.lua`): `true, r1, r2`, or
+/// `false, message` when the callback raised a string error. Any other
+/// error comes back from mlua as `Err`.
+pub(crate) type Answer = (LuaValue, LuaValue, LuaValue);
 
 /// (binding index, function, function name) for one event type.
 pub(crate) type HandlerList = Vec<(usize, Function, &'static str)>;
@@ -83,12 +87,13 @@ impl LuaHost {
     /// kind).
     pub(crate) fn call(
         &self,
-        invoke: impl FnOnce() -> mlua::Result<Ret>,
+        invoke: impl FnOnce() -> mlua::Result<Answer>,
         access: Access<'_, '_, '_>,
         script_id: &Id,
         binding_id: &Id,
     ) -> Result<Ret, Failed> {
         self.shared.fail_kind.set(None);
+        self.shared.fail_line.set(None);
         let mut call = Call {
             access,
             script_id,
@@ -98,7 +103,18 @@ impl LuaHost {
         };
         let result = self.slot.enter(&mut call, invoke);
         let failure = match result {
-            Ok(r) => return Ok(r),
+            // A string error, caught by the entry point: Lua's own text, no
+            // traceback to build and strip. (The exact text "not enough
+            // memory" is Lua's memory error.)
+            Ok((LuaValue::Boolean(false), LuaValue::String(msg), _)) => {
+                let msg = msg.to_string_lossy();
+                if msg == "not enough memory" {
+                    (msg, None, ScriptErrorKind::Memory)
+                } else {
+                    classify(&self.shared, &self.limits, msg)
+                }
+            }
+            Ok((_, a, b)) => return Ok((a, b)),
             Err(mlua::Error::MemoryError(_)) => (
                 "not enough memory".to_owned(),
                 None,
@@ -106,7 +122,20 @@ impl LuaHost {
             ),
             Err(e) => classify(&self.shared, &self.limits, e.to_string()),
         };
-        let _ = self.lua.gc_collect();
+        // A message without a script position takes the line of the
+        // innermost script frame when the error was raised (what the
+        // traceback's first script line used to give).
+        let mut failure = failure;
+        if failure.1.is_none()
+            && !matches!(failure.2, ScriptErrorKind::Budget | ScriptErrorKind::Memory)
+        {
+            failure.1 = self.shared.fail_line.get();
+        }
+        // Only a memory error needs the heap swept now (so the next action
+        // starts with room); ordinary garbage is the collector's business.
+        if failure.2 == ScriptErrorKind::Memory {
+            let _ = self.lua.gc_collect();
+        }
         Err(failure)
     }
 

@@ -8,10 +8,24 @@
 
 use std::rc::Rc;
 
+use digipology_kernel::ActionType;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
 use crate::access::{text, READ_FIELDS};
 use crate::slot::Slot;
+
+/// The one-entity actions with a native of their own: (native name, action,
+/// the payload key of its value, if it takes one). The entity goes under
+/// `entityId`.
+const ENTITY_ACTIONS: &[(&str, ActionType, Option<&str>)] = &[
+    ("counter_add", ActionType::CounterAdd, Some("amount")),
+    ("counter_set", ActionType::CounterSet, Some("value")),
+    ("die_set_value", ActionType::DieSetValue, Some("value")),
+    ("flip", ActionType::EntityFlip, None),
+    ("roll", ActionType::DieRoll, None),
+    ("set_text", ActionType::TextSet, Some("value")),
+    ("set_locked", ActionType::EntitySetLocked, Some("locked")),
+];
 
 /// Three untyped arguments (a native that checks each itself, as the
 /// handle readers do: a handle that is not an integer names no entity).
@@ -25,7 +39,7 @@ fn outside() -> mlua::Error {
 /// mlua), whose body runs with `call` (the running callback's `Call`) and
 /// `lua`.
 macro_rules! native {
-    ($table:ident, $lua_ctx:ident, $slot:ident, $name:literal,
+    ($table:ident, $lua_ctx:ident, $slot:ident, $name:expr,
      |$lua:ident, $call:ident, $args:tt : $ty:ty| $body:expr) => {{
         let s = $slot.clone();
         $table.raw_set(
@@ -117,6 +131,17 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
 /// Writes (handlers only; elsewhere they answer `false, message, kind`),
 /// ids and randomness.
 fn write_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
+    // The hot one-entity actions, each one call: `(handle, id, value)`.
+    for (name, ty, value_key) in ENTITY_ACTIONS {
+        native!(t, lua, slot, *name, |lua,
+                                      c,
+                                      (key, id, value): (
+            i64,
+            LuaValue,
+            LuaValue
+        )| c
+            .entity_action(lua, *ty, *value_key, key, &id, &value));
+    }
     native!(t, lua, slot, "move_to", |lua,
                                       c,
                                       (key, id, to, index): (

@@ -14,6 +14,10 @@ pub struct Shared {
     pub(crate) remaining: Cell<i64>,
     pub(crate) exhausted: Cell<bool>,
     pub(crate) fail_kind: Cell<Option<ScriptErrorKind>>,
+    /// The line of the innermost script frame when the running callback
+    /// raised an error (recorded by the entry points' message handler, for
+    /// errors whose text carries no position).
+    pub(crate) fail_line: Cell<Option<u32>>,
     pub(crate) doom: RefCell<Option<(String, ScriptErrorKind)>>,
     /// Values each script's storage holds, counted when a transaction
     /// first writes it (cleared with every transaction).

@@ -126,6 +126,43 @@ impl Call<'_, '_, '_> {
         ok_true()
     }
 
+    /// A one-entity action in one call (`N.counter_add(handle, id, n)` and
+    /// the like): the handle check, then the subcommand with the entity's
+    /// id under `entityId` and, unless it is nil, `value` under `value_key`.
+    /// Returns `true`, `false, message, kind`, or nil when the handle no
+    /// longer names the entity — as [`Call::move_to`].
+    pub fn entity_action(
+        &mut self,
+        lua: &Lua,
+        ty: ActionType,
+        value_key: Option<&str>,
+        key: i64,
+        id: &LuaValue,
+        value: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        let Some(e) = self.live_entity(key, id) else {
+            return ret(LuaValue::Nil);
+        };
+        let entity = e.id.clone();
+        if let Some((msg, kind)) = self.write_refusal(&format!("issue {}", ty.name())) {
+            return refusal(lua, &msg, kind);
+        }
+        let mut payload = Fields::new().with("entityId", &*entity);
+        if let Some(k) = value_key.filter(|_| !value.is_nil()) {
+            match field_value(value, &|t, d| self.storage_of(t, d)) {
+                Ok(v) => payload.set(k, v),
+                Err(m) => {
+                    return refusal(
+                        lua,
+                        &format!("{}: bad payload field {k}: {m}", ty.name()),
+                        "runtime",
+                    )
+                }
+            }
+        }
+        self.submit_fields(lua, ty, payload)
+    }
+
     /// `submit(type, k1, v1, …)` without the operation name.
     pub fn submit_args(&mut self, lua: &Lua, args: &MultiValue) -> mlua::Result<MultiValue> {
         self.submit_from(lua, args, 0)

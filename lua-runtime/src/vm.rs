@@ -54,6 +54,7 @@ impl LuaHost {
             remaining: Cell::new(i64::try_from(limits.instructions_max).unwrap_or(i64::MAX)),
             exhausted: Cell::new(false),
             fail_kind: Cell::new(None),
+            fail_line: Cell::new(None),
             doom: RefCell::new(None),
             storage_values: RefCell::new(Vec::new()),
             log: RefCell::new(Vec::new()),
@@ -166,7 +167,11 @@ impl LuaHost {
         self.reset_budget();
         let (script_id, binding_id) = (Id::from(script.id.as_str()), Id::from(b.id.as_str()));
         let outcome = self.call(
-            || chunk.call::<Ret>(()),
+            || {
+                chunk
+                    .call::<Ret>(())
+                    .map(|(a, b)| (LuaValue::Boolean(true), a, b))
+            },
             Access::Load(state),
             &script_id,
             &binding_id,
@@ -238,6 +243,14 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
             Ok(())
         })?,
     )?;
+    let s = shared.clone();
+    core.set(
+        "located",
+        lua.create_function(move |lua, err: LuaValue| {
+            s.fail_line.set(script_line(lua));
+            Ok(err)
+        })?,
+    )?;
     core.set("null", LuaValue::NULL)?;
     core.set(
         "module_source",
@@ -246,6 +259,34 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
         })?,
     )?;
     Ok(core)
+}
+
+/// Frames the message handler looks through for a script's line.
+const LOCATE_DEPTH_MAX: usize = 64;
+
+/// The current line of the innermost frame running a script's code (not the
+/// prelude, not a C function), seen from a message handler: the line a
+/// traceback would have named first.
+fn script_line(lua: &Lua) -> Option<u32> {
+    (1..=LOCATE_DEPTH_MAX)
+        .map_while(|level| {
+            lua.inspect_stack(level, |d| {
+                let src = d.source();
+                let script = src.what != "C"
+                    && src
+                        .short_src
+                        .as_deref()
+                        .is_some_and(|s| s.ends_with(".lua") && !s.ends_with("prelude.lua"));
+                (script, d.current_line())
+            })
+        })
+        .find_map(|(script, line)| {
+            if script {
+                line.and_then(|l| u32::try_from(l).ok())
+            } else {
+                None
+            }
+        })
 }
 
 /// Compiles `source` without running it (for `digipology check`).

@@ -395,3 +395,42 @@ fn a_missing_bound_entity_is_a_load_error() {
     let err = r.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("ghost"), "{err}");
 }
+
+/// How a handler's error reaches `script.error`: its message (without a
+/// traceback or a memory address) and the script line — the line of the
+/// innermost script frame when the error carries no position of its own
+/// (docs/lua-api.md, Errors). A handler erroring is the documented way to
+/// say no, so this path is also the fast one (docs/performance.md).
+#[test]
+fn handler_errors_report_their_message_and_line() {
+    let cases: [(&str, &str, u64); 6] = [
+        ("error('no')", "scripts/main.lua:3: no", 3),
+        ("error('no', 0)", "no", 3),
+        ("error('no', 2)", "no", 3),
+        (
+            "local t = nil; local x = t.field",
+            "attempt to index a nil value",
+            3,
+        ),
+        ("error({})", "(error object is a table value)", 3),
+        ("helper()", "scripts/main.lua:7: deep", 7),
+    ];
+    for (body, message, line) in cases {
+        let src = format!(
+            "\nfunction on_button_pressed(event)\n  if event.data.entityId == 'btn' then {body} end\nend\n\nfunction helper()\n  error('deep')\nend\n"
+        );
+        let (mut k, mut host) = global(&src);
+        start(&mut k, &mut host);
+        let err = script_error(
+            &mut k,
+            &mut host,
+            player("p1", "button.press", json!({"entityId": "btn"})),
+            "runtime",
+        );
+        let got = err["message"].as_str().unwrap_or("");
+        assert!(got.contains(message), "{body}: message {got:?}");
+        assert!(!got.contains("traceback"), "{body}: {got:?}");
+        assert_eq!(err["line"], json!(line), "{body}: {err}");
+        still_serving(&mut k, &mut host);
+    }
+}

@@ -152,16 +152,26 @@ function Entity:stack()
   if p.kind == "stack" then return stack_proxy(p.id) end
 end
 
-function Entity:flip() key_of(self); submit("entity.flip", { entityId = self[1] }) end
-function Entity:set_locked(b) key_of(self); submit("entity.set_locked", { entityId = self[1], locked = b }) end
-function Entity:roll() key_of(self); submit("die.roll", { entityId = self[1] }) end
+-- A one-entity action in one native call (`N.flip`, `N.counter_add`, …):
+-- the handle check and the subcommand. Called as a statement by the
+-- methods below, so errors point at their caller.
+local function act(native, e, value)
+  local ok, err, kind = native(e[0], e[1], value)
+  if ok then return end
+  if ok == nil then gone(e[1], 4) end
+  fail(kind or "subcommand", err, 3)
+end
+
+function Entity:flip() act(N.flip, self) end
+function Entity:set_locked(b) act(N.set_locked, self, b) end
+function Entity:roll() act(N.roll, self) end
 -- A counter's value, or (for a die without a counter) the face showing.
 function Entity:set_value(v)
   key_of(self)
   if read_checked(N.has, self, "counter") or not read_checked(N.has, self, "die") then
-    submit("counter.set", { entityId = self[1], value = v })
+    act(N.counter_set, self, v)
   else
-    submit("die.set_value", { entityId = self[1], value = v })
+    act(N.die_set_value, self, v)
   end
 end
 
@@ -187,8 +197,8 @@ function Entity:draw_to_world(t)
   local id = submit("deck.draw_to_world", { deckId = self[1], transform = t })
   if id then return entity_proxy(id, N_lookup(id)) end
 end
-function Entity:add(n) key_of(self); submit("counter.add", { entityId = self[1], amount = n }) end
-function Entity:set_text(s) key_of(self); submit("text.set", { entityId = self[1], value = s }) end
+function Entity:add(n) act(N.counter_add, self, n) end
+function Entity:set_text(s) act(N.set_text, self, s) end
 function Entity:shuffle() key_of(self); submit("deck.shuffle", { deckId = self[1] }) end
 
 function Entity:draw_to(target, count)

@@ -113,6 +113,16 @@ local function owned_data(data)
   return data
 end
 
+-- The event entry points run their callback under xpcall (written out in
+-- each: a shared helper costs a call per action) and answer
+-- `true, r1, r2` or, for an error that is a string (what `error("...")`
+-- raises, with its position), `false, message`: the host reads the message
+-- without the stack traceback mlua would build and then discard. Any other
+-- error object (a native's failure, the budget, a table) is raised again and
+-- reaches the host as before. The message handler (`core.located`) notes
+-- the line of the innermost script frame, for messages without a position.
+local located = core.located
+
 -- Guard arguments are proxies reused across calls (they are read-only, and
 -- every use of an entity proxy re-checks its handle against the live entity,
 -- so reuse can never reach a different entity).
@@ -137,6 +147,8 @@ function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
   -- A drop's transform table is handed to every can_drop guard: each gets
   -- its own copy.
   if transform ~= nil then transform = own(transform, 1) end
+  -- A guard says no by returning false (an error is rare): a tail call,
+  -- and an error reaches the host through mlua, with its traceback.
   return f(p, e, transform)
 end
 
@@ -173,7 +185,10 @@ function P.handle(f, event_type, seq, action_id, n, ...)
   end
   local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(data) }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
-  return f(ev)
+  local ok, a, b = raw_xpcall(f, located, ev)
+  if ok then return true, a, b end
+  if type(a) == "string" then return false, a end
+  error(a, 0)
 end
 
 -- A stored callback: a prompt's answer or a timer's data first, then the
@@ -181,7 +196,10 @@ end
 function P.callback(f, value, event_type, seq, action_id, n, ...)
   local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(fill({}, ...)) }
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
-  return f(value, ev)
+  local ok, a, b = raw_xpcall(f, located, value, ev)
+  if ok then return true, a, b end
+  if type(a) == "string" then return false, a end
+  error(a, 0)
 end
 
 -- Checks the deterministic build: string keys must iterate in the order

@@ -22,7 +22,9 @@
 --          reads (entities, player, players, seats, stack, settings,
 --          sequence, action_id, actor, storage_get/len/keys), writes
 --          (move_to, move_all, submit, storage_set, remember_prompt,
---          remember_timer), next_id, random_float, random_below
+--          remember_timer; one-entity actions counter_add, counter_set,
+--          die_set_value, flip, roll, set_text, set_locked), next_id,
+--          random_float, random_below
 local core, G, N = ...
 
 local type, select, error, rawget, rawset, rawequal, rawlen, next =
