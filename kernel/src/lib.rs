@@ -23,6 +23,7 @@ pub mod action;
 mod actions;
 mod canonical;
 mod components;
+mod constructors;
 mod def;
 mod entity;
 pub mod event;
