@@ -329,14 +329,24 @@ pub(crate) fn notices_to_stderr(room: &mut Room) {
 
 fn open_events(dest: &str) -> Result<Box<dyn Write>, CliError> {
     if dest == "-" {
-        return Ok(Box::new(BufWriter::new(io::stdout().lock())));
+        return Ok(Box::new(BufWriter::with_capacity(
+            EVENTS_BUFFER_BYTES,
+            io::stdout().lock(),
+        )));
     }
     let file = File::create(dest).map_err(|e| CliError::Io {
         path: PathBuf::from(dest),
         message: e.to_string(),
     })?;
-    Ok(Box::new(BufWriter::new(file)))
+    Ok(Box::new(BufWriter::with_capacity(
+        EVENTS_BUFFER_BYTES,
+        file,
+    )))
 }
+
+/// The event writer's buffer: a batch of input's events leaves in a few
+/// writes (the room flushes it whenever the input read so far is used up).
+const EVENTS_BUFFER_BYTES: usize = 64 * 1024;
 
 fn test(args: &TestArgs) -> ExitCode {
     if !["text", "junit"].contains(&args.format.as_str()) {

@@ -13,7 +13,7 @@ use crate::field::NamesEntities;
 pub use crate::field::{EventField, Field, FieldSet};
 use crate::id::Id;
 use crate::reject::Rejection;
-use crate::value::{write_string, Value};
+use crate::value::{write_string, write_u64, Value};
 
 /// The kind of a script failure (docs/lua-api.md, Errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,7 +153,7 @@ macro_rules! events {
 
             /// Visits each field of the event's data without building it:
             /// what script runtimes use to hand events over cheaply.
-            pub fn fields(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+            pub fn fields<'a>(&'a self, f: &mut dyn FnMut(&'static str, Field<'a>)) {
                 match self {
                     $( EventKind::$variant { $( $field, )* } => {
                         $( event_visit!(f, $field, $how); )*
@@ -546,7 +546,36 @@ field_set!(ScriptFailure {
     kind => "kind",
 });
 
+/// Most data keys an event has (prompt.created has 9).
+const DATA_KEYS_MAX: usize = 16;
+
 impl EventKind {
+    /// Writes the event's `data` object in canonical form, straight from
+    /// [`EventKind::fields`]: keys sorted (they are ASCII, so byte order is
+    /// RFC 8785's UTF-16 order), each value written as it is held.
+    pub fn write_data(&self, out: &mut String) {
+        let mut keyed = [("", Field::Null); DATA_KEYS_MAX];
+        let mut n = 0;
+        self.fields(&mut |k, v| {
+            if let Some(slot) = keyed.get_mut(n) {
+                *slot = (k, v);
+                n += 1;
+            }
+        });
+        let keyed = &mut keyed[..n];
+        keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out.push('{');
+        for (i, (k, v)) in keyed.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(k, out);
+            out.push(':');
+            v.write_canonical(out);
+        }
+        out.push('}');
+    }
+
     /// The event's `data` object (built from [`EventKind::fields`]).
     pub fn data(&self) -> Value {
         let mut map = BTreeMap::new();
@@ -604,22 +633,29 @@ impl Event {
     /// `{"seq":…,"actionId":…,"type":…,"data":{…}}`, data in canonical form.
     pub fn to_json_line(&self) -> String {
         let mut out = String::with_capacity(96);
+        self.write_json_line(&mut out);
+        out
+    }
+
+    /// Appends [`Event::to_json_line`] to `out` (a buffer the caller
+    /// reuses): the data is written straight from the event's fields, in
+    /// canonical key order, with no intermediate value.
+    pub fn write_json_line(&self, out: &mut String) {
         out.push_str("{\"seq\":");
-        out.push_str(&self.seq.to_string());
+        write_u64(self.seq, out);
         out.push_str(",\"actionId\":");
         match &self.action_id {
-            ActionId::Given(id) => write_string(id, &mut out),
+            ActionId::Given(id) => write_string(id, out),
             ActionId::Auto(seq) => {
                 out.push_str("\"a");
-                out.push_str(&seq.to_string());
+                write_u64(*seq, out);
                 out.push('"');
             }
         }
         out.push_str(",\"type\":\"");
         out.push_str(self.type_name());
         out.push_str("\",\"data\":");
-        self.kind.data().write_canonical(&mut out);
+        self.kind.write_data(out);
         out.push('}');
-        out
     }
 }

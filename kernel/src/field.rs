@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::canonical::ids;
 use crate::id::Id;
 use crate::reject::RejectCode;
-use crate::value::Value;
+use crate::value::{write_number, write_object, write_string, Value};
 
 /// One field of an event's data, borrowed where possible.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +31,30 @@ pub enum Field<'a> {
 }
 
 impl Field<'_> {
+    /// Writes the field in canonical form (what [`Field::to_value`] would
+    /// write, without building it).
+    pub fn write_canonical(self, out: &mut String) {
+        match self {
+            Field::Null => out.push_str("null"),
+            Field::Bool(true) => out.push_str("true"),
+            Field::Bool(false) => out.push_str("false"),
+            Field::Num(n) => write_number(n, out),
+            Field::Str(s) => write_string(s, out),
+            Field::Ids(list) => {
+                out.push('[');
+                for (i, id) in list.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_string(id, out);
+                }
+                out.push(']');
+            }
+            Field::Value(v) => v.write_canonical(out),
+            Field::Map(m) => write_object(m, out),
+        }
+    }
+
     /// The field as an owned canonical value.
     pub fn to_value(self) -> Value {
         match self {
@@ -166,13 +190,13 @@ pub trait FieldSet {
     /// Its data keys, in visiting order.
     const KEYS: &'static [&'static str];
     /// Visits each field.
-    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>));
+    fn visit<'a>(&'a self, f: &mut dyn FnMut(&'static str, Field<'a>));
 }
 
 impl<T: FieldSet> FieldSet for Box<T> {
     const KEYS: &'static [&'static str] = T::KEYS;
     #[inline]
-    fn visit(&self, f: &mut dyn FnMut(&'static str, Field<'_>)) {
+    fn visit<'a>(&'a self, f: &mut dyn FnMut(&'static str, Field<'a>)) {
         (**self).visit(f);
     }
 }
@@ -183,7 +207,7 @@ macro_rules! field_set {
     ($ty:ty { $( $field:ident => $key:literal ),* $(,)? }) => {
         impl $crate::field::FieldSet for $ty {
             const KEYS: &'static [&'static str] = &[$($key),*];
-            fn visit(&self, f: &mut dyn FnMut(&'static str, $crate::field::Field<'_>)) {
+            fn visit<'a>(&'a self, f: &mut dyn FnMut(&'static str, $crate::field::Field<'a>)) {
                 $( f($key, $crate::field::EventField::field(&self.$field)); )*
             }
         }

@@ -26,6 +26,7 @@ mod components;
 mod constructors;
 mod def;
 mod entity;
+mod envelope;
 pub mod event;
 mod field;
 pub mod host;

@@ -125,3 +125,63 @@ fn an_action_id_given_by_the_caller_is_kept_on_every_event() {
         .iter()
         .all(|e| &*e.action_id.to_string() == "click-17"));
 }
+
+/// The fast way in (`Action::from_json_str`, no JSON tree) answers only for
+/// well-formed envelopes, and then exactly as the general path does; for
+/// everything else it steps aside so the general path names the problem.
+#[test]
+fn the_fast_envelope_reader_agrees_with_the_general_one() {
+    let p1 = r#"{"kind":"player","playerId":"p1"}"#;
+    let well_formed = [
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{"entityId":"score","amount":2}}}}"#),
+        format!(r#"{{"payload":{{"amount":-0.5,"entityId":"score"}},"source":{p1},"type":"counter.add","at":12,"actionId":"x1"}}"#),
+        r#"{"type":"entity.move","source":{"kind":"script","scriptId":"main","bindingId":"global"},"payload":{"entityId":"card","transform":{"position":{"x":1,"y":2,"z":3}}}}"#.to_owned(),
+        r#"{"type":"system.game_start","source":{"kind":"system"},"payload":{"settings":{"a":[1,2,{"b":null}]}}}"#.to_owned(),
+        format!(r#"{{"type":"no.such","source":{p1},"payload":{{"n":18446744073709551616,"s":"\u00e9\ud83d\ude00 long string well past twenty-three bytes","t":true,"z":null}}}}"#),
+    ];
+    for line in &well_formed {
+        let fast = digipology_kernel::Action::from_json_str(line)
+            .unwrap_or_else(|| panic!("the fast reader refused a well-formed line: {line}"));
+        let general = digipology_kernel::Action::from_json(
+            &serde_json::from_str(line).unwrap_or(serde_json::Value::Null),
+        );
+        match general {
+            Ok(a) => assert_eq!(fast, a, "{line}"),
+            Err(e) => panic!("the general path refused {line}: {e}"),
+        }
+    }
+    let malformed = [
+        format!(r#"{{"type":"counter.add","source":{p1}}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":null}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"extra":1}}"#),
+        format!(r#"{{"type":5,"source":{p1},"payload":{{}}}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"at":null}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"at":-1}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"at":1.5}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"actionId":""}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{}},"actionId":null}}"#),
+        r#"{"type":"counter.add","source":{"kind":"player"},"payload":{}}"#.to_owned(),
+        r#"{"type":"counter.add","source":{"kind":"player","playerId":"p1","scriptId":"x"},"payload":{}}"#.to_owned(),
+        r#"{"type":"counter.add","source":{"kind":"robot"},"payload":{}}"#.to_owned(),
+        format!(r#"{{"type":"counter.add","type":"counter.set","source":{p1},"payload":{{}}}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{"a":1,"a":2}}}}"#),
+        format!(r#"{{"type":"counter.add","source":{p1},"payload":{{"entityId":"score","amount":1e400}}}}"#),
+        "[]".to_owned(),
+        "not json".to_owned(),
+    ];
+    for line in &malformed {
+        let fast = digipology_kernel::Action::from_json_str(line);
+        let general = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .map(|v| digipology_kernel::Action::from_json(&v));
+        match (fast, general) {
+            (None, _) => {}
+            // A line both accept must be read alike (duplicate keys: the
+            // general path keeps the last; the fast one steps aside).
+            (Some(f), Some(Ok(g))) => assert_eq!(f, g, "{line}"),
+            (Some(_), other) => {
+                panic!("the fast reader accepted {line}, the general path: {other:?}")
+            }
+        }
+    }
+}

@@ -6,6 +6,10 @@ use std::io::{self, BufRead};
 /// Longest line read whole; longer lines are skipped and reported.
 pub const LINE_BYTES_MAX: usize = 16 * 1024 * 1024;
 
+/// How much input `Room::run_lines` reads at a time: its events are flushed
+/// once per such batch (and whenever the input has nothing more ready).
+pub const INPUT_BUFFER_BYTES: usize = 64 * 1024;
+
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
@@ -19,12 +23,18 @@ pub enum Line {
 pub struct Lines<R> {
     reader: R,
     max: usize,
+    /// A line's bytes given back by the caller, reused for the next one.
+    spare: Vec<u8>,
 }
 
 impl<R: BufRead> Lines<R> {
     /// Wraps a reader.
     pub fn new(reader: R, max: usize) -> Self {
-        Lines { reader, max }
+        Lines {
+            reader,
+            max,
+            spare: Vec::new(),
+        }
     }
 
     /// The next line, or `None` at end of input.
@@ -32,7 +42,8 @@ impl<R: BufRead> Lines<R> {
     /// # Errors
     /// An I/O error from the reader.
     pub fn next_line(&mut self) -> io::Result<Option<Line>> {
-        let mut buf = Vec::new();
+        let mut buf = std::mem::take(&mut self.spare);
+        buf.clear();
         let mut len = 0usize;
         let mut any = false;
         loop {
@@ -67,6 +78,28 @@ impl<R: BufRead> Lines<R> {
             buf.pop();
         }
         Ok(Some(Line::Bytes(buf)))
+    }
+}
+
+impl<R> Lines<R> {
+    /// Gives a line back once used, so the next one reuses its memory.
+    pub fn recycle(&mut self, line: Line) {
+        if let Line::Bytes(bytes) = line {
+            if bytes.capacity() <= RECYCLE_BYTES_MAX {
+                self.spare = bytes;
+            }
+        }
+    }
+}
+
+/// Largest line buffer kept for reuse (a rare huge line is not kept).
+const RECYCLE_BYTES_MAX: usize = 64 * 1024;
+
+impl<R: io::Read> Lines<io::BufReader<R>> {
+    /// Whether everything read from the input so far has been handed out as
+    /// lines: the next line needs a read that may wait for the input.
+    pub fn drained(&self) -> bool {
+        self.reader.buffer().is_empty()
     }
 }
 

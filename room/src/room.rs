@@ -16,12 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 
 use digipology_kernel::{
-    EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State,
+    Action, EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State,
 };
 use digipology_lua::LuaHost;
 use serde_json::{json, Value};
 
-use crate::jsonl::{Line, Lines, LINE_BYTES_MAX};
+use crate::jsonl::{Line, Lines, INPUT_BUFFER_BYTES, LINE_BYTES_MAX};
 
 /// Where a room's notices go (script `print` lines, bounds reached).
 pub type NoticeHook = Box<dyn FnMut(&str)>;
@@ -60,6 +60,11 @@ pub struct Step {
 /// A running room.
 pub struct Room {
     kernel: Kernel,
+    /// One event line at a time is written through this buffer (reused).
+    line_buf: String,
+    /// Whether every action's events are flushed as it finishes (off while
+    /// `run_lines` flushes per batch of input instead).
+    flush_each: bool,
     scripts: Option<Box<LuaHost>>,
     no_scripts: NoScripts,
     clock: i64,
@@ -103,6 +108,8 @@ impl Room {
             fires_max: END_FIRES_MAX,
             notice_hook: None,
             notices: Vec::new(),
+            line_buf: String::new(),
+            flush_each: true,
         }
     }
 
@@ -215,10 +222,12 @@ impl Room {
         &self.kernel
     }
 
+    /// Writes an outcome's events, then keeps it in the history and the
+    /// record when those are on (`input` is `None` only when both are off).
     fn finish(
         &mut self,
         out: Outcome,
-        input: Input,
+        input: Option<Input>,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
         for line in self.take_log() {
@@ -229,16 +238,19 @@ impl Room {
             self.rejected += 1;
         }
         let mut lines = Vec::new();
+        let mut buf = std::mem::take(&mut self.line_buf);
         for e in &out.events {
-            let line = e.to_json_line();
-            events.write_all(line.as_bytes())?;
-            events.write_all(b"\n")?;
-            self.track_timer(&e.kind);
+            buf.clear();
+            e.write_json_line(&mut buf);
             if self.history.is_some() {
-                lines.push(line);
+                lines.push(buf.clone());
             }
+            buf.push('\n');
+            events.write_all(buf.as_bytes())?;
+            self.track_timer(&e.kind);
         }
-        if self.history.is_some() {
+        self.line_buf = buf;
+        if let (Some(input), true) = (&input, self.history.is_some()) {
             let step = Step {
                 input: input.clone(),
                 hash: self.kernel.state_hash(),
@@ -249,7 +261,7 @@ impl Room {
                 h.push(step);
             }
         }
-        if self.record.is_some() {
+        if let (Some(input), true) = (input, self.record.is_some()) {
             let now = digest(self.kernel.state());
             let changed = diff(&self.digest, &now);
             self.digest = now;
@@ -269,9 +281,13 @@ impl Room {
             rec.flush()?;
         }
         // Every action's events leave the process before the next action
-        // runs: whatever happens to the process later, nothing already
-        // produced is lost.
-        events.flush()
+        // runs (or, reading a stream, before the room waits for input):
+        // whatever happens to the process later, nothing already produced
+        // is lost.
+        if self.flush_each {
+            events.flush()?;
+        }
+        Ok(())
     }
 
     fn track_timer(&mut self, kind: &EventKind) {
@@ -326,7 +342,25 @@ impl Room {
         }
         let (kernel, host) = self.parts();
         let out = kernel.process_json(&action, host);
-        self.finish(out, Input::Action(action), events)
+        self.finish(out, Some(Input::Action(action)), events)
+    }
+
+    /// [`Room::submit_json`] for an action already read: the room clock
+    /// first (its `at`, or the clock stamped on it), then the kernel.
+    fn submit_action(&mut self, mut action: Action, events: &mut dyn Write) -> std::io::Result<()> {
+        match action.at {
+            Some(at) if at > self.clock => {
+                if self.autofire {
+                    self.fire_due(Some(at), events)?;
+                }
+                self.clock = at;
+            }
+            Some(_) => {}
+            None => action.at = Some(self.clock),
+        }
+        let (kernel, host) = self.parts();
+        let out = kernel.process(&action, host);
+        self.finish(out, None, events)
     }
 
     /// Advances the clock by `ms`, firing every timer due up to the new
@@ -392,6 +426,15 @@ impl Room {
                 std::str::from_utf8(bytes).map_err(|e| format!("line is not UTF-8: {e}"))
             }
         };
+        // The fast way in: a well-formed action read straight into its
+        // typed envelope, when no record or history needs its JSON.
+        if let Ok(t) = text {
+            if self.record.is_none() && self.history.is_none() {
+                if let Some(action) = Action::from_json_str(t) {
+                    return self.submit_action(action, events);
+                }
+            }
+        }
         let (value, raw) = match text {
             Ok(t) => (
                 serde_json::from_str::<Value>(t).map_err(|e| format!("not valid JSON: {e}")),
@@ -408,7 +451,7 @@ impl Room {
                     Rejection::new(RejectCode::MalformedAction, message),
                 );
                 let raw = if raw.len() > 4096 { String::new() } else { raw };
-                self.finish(out, Input::Raw(raw), events)
+                self.finish(out, Some(Input::Raw(raw)), events)
             }
         }
     }
@@ -469,9 +512,33 @@ impl Room {
         mut before_first: impl FnMut(&mut Room, bool, &mut dyn Write) -> std::io::Result<()>,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let mut lines = Lines::new(input, LINE_BYTES_MAX);
+        // Events are flushed whenever the input read so far is used up —
+        // before the room could wait for more — rather than after every
+        // action: one write per batch of lines a reader delivers, and a
+        // room fed one line at a time still answers each at once.
+        let mut lines = Lines::new(
+            std::io::BufReader::with_capacity(INPUT_BUFFER_BYTES, input),
+            LINE_BYTES_MAX,
+        );
+        self.flush_each = false;
+        let result = self.run_lines_batched(&mut lines, &mut before_first, events);
+        self.flush_each = true;
+        result?;
+        events.flush()
+    }
+
+    fn run_lines_batched<R: BufRead>(
+        &mut self,
+        lines: &mut Lines<std::io::BufReader<R>>,
+        before_first: &mut impl FnMut(&mut Room, bool, &mut dyn Write) -> std::io::Result<()>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         let mut first = true;
         while let Some(line) = lines.next_line()? {
+            if lines.drained() {
+                // Processed below, then flushed: the next read may block.
+                self.flush_each = true;
+            }
             if let Line::Bytes(b) = &line {
                 if b.iter().all(u8::is_ascii_whitespace) {
                     continue;
@@ -489,6 +556,8 @@ impl Room {
                 before_first(self, false, events)?;
             }
             self.submit_line(&line, events)?;
+            lines.recycle(line);
+            self.flush_each = false;
         }
         if first {
             before_first(self, false, events)?;

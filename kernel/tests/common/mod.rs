@@ -83,12 +83,20 @@ pub fn script(ty: &str, payload: Value) -> Value {
     json!({"type": ty, "source": {"kind": "script", "scriptId": "main", "bindingId": "global"}, "payload": payload})
 }
 
-/// Events as (type, data) pairs.
+/// Events as (type, data) pairs. Every written line is also checked against
+/// the slow, obvious construction (the data built as a value, then written
+/// canonically).
 pub fn events(out: &Outcome) -> Vec<(String, Value)> {
     out.events
         .iter()
         .map(|e| {
-            let line: Value = serde_json::from_str(&e.to_json_line()).expect("event line is JSON");
+            let text = e.to_json_line();
+            let data = e.kind.data().to_canonical_json();
+            assert!(
+                text.ends_with(&format!(",\"data\":{data}}}")),
+                "the written line {text} differs from the canonical data {data}"
+            );
+            let line: Value = serde_json::from_str(&text).expect("event line is JSON");
             (e.type_name().to_owned(), line["data"].clone())
         })
         .collect()

@@ -94,12 +94,20 @@ pub fn player(p: &str, ty: &str, payload: Value) -> Value {
     json!({"type": ty, "source": {"kind": "player", "playerId": p}, "payload": payload})
 }
 
-/// (type, data) of each event.
+/// (type, data) of each event. Every line is also checked against the
+/// slow, obvious construction: the event's data built as a value and
+/// written canonically must be exactly what the line holds.
 pub fn events(out: &Outcome) -> Vec<(String, Value)> {
     out.events
         .iter()
         .map(|e| {
-            let line: Value = serde_json::from_str(&e.to_json_line()).expect("event JSON");
+            let text = e.to_json_line();
+            let data = e.kind.data().to_canonical_json();
+            assert!(
+                text.ends_with(&format!(",\"data\":{data}}}")),
+                "the written line {text} differs from the canonical data {data}"
+            );
+            let line: Value = serde_json::from_str(&text).expect("event JSON");
             (e.type_name().to_owned(), line["data"].clone())
         })
         .collect()
