@@ -16,7 +16,10 @@ use slotmap::{new_key_type, SlotMap};
 use crate::rng::Rng;
 use crate::spatial::{Footprint, Spatial};
 use crate::transform::{Transform, Vec3};
-use crate::value::{object, Value};
+use crate::value::{object, utf16_cmp, write_number, write_string, Value};
+
+/// How much canonical text is gathered before it goes to the sink.
+const CHUNK_BYTES: usize = 64 * 1024;
 
 use crate::canonical::id_map;
 pub use crate::canonical::{entity_value, ids};
@@ -443,14 +446,86 @@ impl State {
 
     /// The full canonical JSON (with `sequence`), as `--state-out` writes it.
     pub fn canonical_json(&self) -> String {
-        self.to_value(true).to_canonical_json()
+        let mut out = String::new();
+        self.write_canonical(true, &mut |chunk| out.push_str(chunk));
+        out
     }
 
     /// blake3 (hex) of the canonical JSON of the gameplay document: every
     /// field except `sequence`, so a rejected action leaves it unchanged.
+    /// The bytes are streamed into the hash, never held whole.
     pub fn hash(&self) -> String {
-        let bytes = self.to_value(false).to_canonical_json();
-        blake3::hash(bytes.as_bytes()).to_hex().to_string()
+        let mut hasher = blake3::Hasher::new();
+        self.write_canonical(false, &mut |chunk| {
+            hasher.update(chunk.as_bytes());
+        });
+        hasher.finalize().to_hex().to_string()
+    }
+
+    /// Writes the canonical JSON of [`State::to_value`] in chunks to `sink`,
+    /// one entity at a time: the same bytes, without the whole document's
+    /// value tree or text in memory at once.
+    pub fn write_canonical(&self, include_sequence: bool, sink: &mut dyn FnMut(&str)) {
+        let mut buf = String::with_capacity(CHUNK_BYTES);
+        buf.push_str("{\"entities\":{");
+        for (i, e) in self.entities_in_key_order().into_iter().enumerate() {
+            if i > 0 {
+                buf.push(',');
+            }
+            write_string(&e.id, &mut buf);
+            buf.push(':');
+            entity_value(e).write_canonical(&mut buf);
+            if buf.len() >= CHUNK_BYTES {
+                sink(&buf);
+                buf.clear();
+            }
+        }
+        buf.push_str("},\"kernelVersion\":");
+        write_number(f64::from(KERNEL_VERSION), &mut buf);
+        let rest: [(&str, Value); 9] = [
+            (
+                "players",
+                id_map(&self.players, |p| {
+                    object([("name", Value::from(p.name.clone()))])
+                }),
+            ),
+            ("prompts", id_map(&self.prompts, Prompt::to_value)),
+            ("rng", self.rng.to_value()),
+            ("seats", id_map(&self.seats, |p| Value::from(p.as_deref()))),
+            (
+                "sequence",
+                Value::Number(crate::num::count_to_f64(self.sequence)),
+            ),
+            ("settings", Value::Object(self.settings.clone())),
+            (
+                "stacks",
+                id_map(&self.stacks, |s| object([("items", ids(&s.items))])),
+            ),
+            ("storage", Value::Object(self.storage.clone())),
+            ("timers", id_map(&self.timers, Timer::to_value)),
+        ];
+        for (key, value) in rest {
+            if key == "sequence" && !include_sequence {
+                continue;
+            }
+            buf.push(',');
+            write_string(key, &mut buf);
+            buf.push(':');
+            value.write_canonical(&mut buf);
+        }
+        buf.push('}');
+        sink(&buf);
+    }
+
+    /// Live entities in the order a canonical object writes their ids
+    /// (RFC 8785: UTF-16 code units; byte order unless an id holds a
+    /// character from U+E000 up).
+    fn entities_in_key_order(&self) -> Vec<&Entity> {
+        let mut all = self.entities_sorted();
+        if all.iter().any(|e| e.id.chars().any(|c| c >= '\u{E000}')) {
+            all.sort_by(|a, b| utf16_cmp(&a.id, &b.id));
+        }
+        all
     }
 }
 
