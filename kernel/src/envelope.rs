@@ -19,13 +19,33 @@ use crate::action::{Action, Source, TypeName};
 use crate::payload::{short, FieldValue, Fields};
 use crate::state::Id;
 
+/// A `T` read only from a JSON object: serde's derived structs would also
+/// read an array, field by field, which the general path refuses.
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MapOnly<T>, D::Error> {
+        struct Only<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Only<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MapOnly<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        d.deserialize_map(Only(std::marker::PhantomData))
+    }
+}
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope<'a> {
     #[serde(rename = "type", borrow)]
     ty: Cow<'a, str>,
     #[serde(borrow)]
-    source: RawSource<'a>,
+    source: MapOnly<RawSource<'a>>,
     payload: Fields,
     #[serde(rename = "actionId", default, borrow, deserialize_with = "present")]
     action_id: Option<Cow<'a, str>>,
@@ -73,7 +93,7 @@ impl Action {
     /// The action in `text`, when `text` is a well-formed envelope; `None`
     /// sends the caller to [`Action::from_json`] for the exact rejection.
     pub fn from_json_str(text: &str) -> Option<Action> {
-        let e: Envelope<'_> = serde_json::from_str(text).ok()?;
+        let MapOnly(e): MapOnly<Envelope<'_>> = serde_json::from_str(text).ok()?;
         let action_id = match e.action_id {
             Some(id) if id.is_empty() => return None,
             Some(id) => Some(Id::from(&*id)),
@@ -84,7 +104,7 @@ impl Action {
         }
         Some(Action {
             action_type: TypeName::new(&e.ty),
-            source: e.source.source()?,
+            source: e.source.0.source()?,
             payload: e.payload,
             action_id,
             at: e.at,
@@ -108,16 +128,14 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-        let mut fields = Fields::new();
+        // Gathered, then sorted once (a line may hold a million keys).
+        let mut pairs = Vec::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if fields.get(&key).is_some() {
-                // A duplicate key: the general path decides what it means.
-                return Err(de::Error::custom("duplicate payload key"));
-            }
             let value: FieldValue = map.next_value_seed(FieldSeed)?;
-            fields.set(&key, value);
+            pairs.push((short(&key), value));
         }
-        Ok(fields)
+        // A duplicate key: the general path decides what it means.
+        Fields::from_pairs(pairs).ok_or_else(|| de::Error::custom("duplicate payload key"))
     }
 }
 

@@ -559,9 +559,14 @@ impl EventKind {
         self.fields(&mut |k, v| {
             if let Some(slot) = keyed.get_mut(n) {
                 *slot = (k, v);
-                n += 1;
             }
+            n += 1;
         });
+        if n > DATA_KEYS_MAX {
+            // More keys than the table holds today: the general way.
+            self.data().write_canonical(out);
+            return;
+        }
         let keyed = &mut keyed[..n];
         keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
         out.push('{');

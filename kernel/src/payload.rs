@@ -165,6 +165,18 @@ impl From<Map<String, Json>> for Fields {
     }
 }
 
+impl Fields {
+    /// A payload from (key, value) pairs in any order, sorted once; `None`
+    /// when a key comes twice.
+    pub(crate) fn from_pairs(mut pairs: Vec<(ShortStr, FieldValue)>) -> Option<Fields> {
+        pairs.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        Some(Fields(pairs))
+    }
+}
+
 /// A payload whose keys have been checked against the action's schema.
 pub(crate) struct Payload<'a> {
     fields: &'a Fields,

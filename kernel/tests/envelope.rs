@@ -167,6 +167,10 @@ fn the_fast_envelope_reader_agrees_with_the_general_one() {
         format!(r#"{{"type":"counter.add","source":{p1},"payload":{{"a":1,"a":2}}}}"#),
         format!(r#"{{"type":"counter.add","source":{p1},"payload":{{"entityId":"score","amount":1e400}}}}"#),
         "[]".to_owned(),
+        r#"["counter.add",{"kind":"player","playerId":"p1"},{"entityId":"score","amount":5}]"#.to_owned(),
+        r#"{"type":"counter.add","source":["system"],"payload":{"entityId":"score","amount":5}}"#.to_owned(),
+        r#"{"type":"counter.add","source":["player","p1"],"payload":{"entityId":"score","amount":5}}"#.to_owned(),
+        r#"{"type":"counter.add","source":{"kind":"system"},"payload":["score",5]}"#.to_owned(),
         "not json".to_owned(),
     ];
     for line in &malformed {

@@ -94,6 +94,7 @@ impl LuaHost {
     ) -> Result<Ret, Failed> {
         self.shared.fail_kind.set(None);
         self.shared.fail_line.set(None);
+        self.shared.located.set(false);
         let mut call = Call {
             access,
             script_id,
@@ -108,10 +109,17 @@ impl LuaHost {
             // memory" is Lua's memory error.)
             Ok((LuaValue::Boolean(false), LuaValue::String(msg), _)) => {
                 let msg = msg.to_string_lossy();
-                if msg == "not enough memory" {
+                // Lua's own memory error skips the message handler; a script
+                // raising that text does not.
+                if msg == "not enough memory"
+                    && !self.shared.located.get()
+                    && !self.shared.exhausted.get()
+                {
                     (msg, None, ScriptErrorKind::Memory)
                 } else {
-                    classify(&self.shared, &self.limits, msg)
+                    // Read as mlua shows a runtime error, so `classify`
+                    // treats this text exactly as it did the old way in.
+                    classify(&self.shared, &self.limits, format!("runtime error: {msg}"))
                 }
             }
             Ok((_, a, b)) => return Ok((a, b)),

@@ -18,6 +18,9 @@ pub struct Shared {
     /// raised an error (recorded by the entry points' message handler, for
     /// errors whose text carries no position).
     pub(crate) fail_line: Cell<Option<u32>>,
+    /// Whether that message handler ran for the running call's error (Lua
+    /// does not run it for a memory error).
+    pub(crate) located: Cell<bool>,
     pub(crate) doom: RefCell<Option<(String, ScriptErrorKind)>>,
     /// Values each script's storage holds, counted when a transaction
     /// first writes it (cleared with every transaction).

@@ -55,6 +55,7 @@ impl LuaHost {
             exhausted: Cell::new(false),
             fail_kind: Cell::new(None),
             fail_line: Cell::new(None),
+            located: Cell::new(false),
             doom: RefCell::new(None),
             storage_values: RefCell::new(Vec::new()),
             log: RefCell::new(Vec::new()),
@@ -247,6 +248,7 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
     core.set(
         "located",
         lua.create_function(move |lua, err: LuaValue| {
+            s.located.set(true);
             s.fail_line.set(script_line(lua));
             Ok(err)
         })?,

@@ -403,8 +403,9 @@ fn a_missing_bound_entity_is_a_load_error() {
 /// say no, so this path is also the fast one (docs/performance.md).
 #[test]
 fn handler_errors_report_their_message_and_line() {
-    let cases: [(&str, &str, u64); 6] = [
+    let cases: [(&str, &str, u64); 7] = [
         ("error('no')", "scripts/main.lua:3: no", 3),
+        ("error('runtime error: x', 0)", "runtime error: x", 3),
         ("error('no', 0)", "no", 3),
         ("error('no', 2)", "no", 3),
         (

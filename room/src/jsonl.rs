@@ -96,10 +96,11 @@ impl<R> Lines<R> {
 const RECYCLE_BYTES_MAX: usize = 64 * 1024;
 
 impl<R: io::Read> Lines<io::BufReader<R>> {
-    /// Whether everything read from the input so far has been handed out as
-    /// lines: the next line needs a read that may wait for the input.
-    pub fn drained(&self) -> bool {
-        self.reader.buffer().is_empty()
+    /// Whether a whole line is already read and waiting: otherwise the next
+    /// line needs a read that may wait for the input. (The search stops at
+    /// the first newline, one line's length away.)
+    pub fn line_ready(&self) -> bool {
+        self.reader.buffer().contains(&b'\n')
     }
 }
 

@@ -535,33 +535,44 @@ impl Room {
     ) -> std::io::Result<()> {
         let mut first = true;
         while let Some(line) = lines.next_line()? {
-            if lines.drained() {
-                // Processed below, then flushed: the next read may block.
-                self.flush_each = true;
+            self.run_line(line, &mut first, lines, before_first, events)?;
+            // No complete line is ready: the next read may wait for the
+            // input, so everything so far leaves now.
+            if !lines.line_ready() {
+                events.flush()?;
             }
-            if let Line::Bytes(b) = &line {
-                if b.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-            }
-            if first {
-                first = false;
-                // A file that starts the game itself starts it before the
-                // host seats anyone (game_start must be sequence 0).
-                if starts_game(&line) {
-                    self.submit_line(&line, events)?;
-                    before_first(self, true, events)?;
-                    continue;
-                }
-                before_first(self, false, events)?;
-            }
-            self.submit_line(&line, events)?;
-            lines.recycle(line);
-            self.flush_each = false;
         }
         if first {
             before_first(self, false, events)?;
         }
+        Ok(())
+    }
+
+    fn run_line<R: BufRead>(
+        &mut self,
+        line: Line,
+        first: &mut bool,
+        lines: &mut Lines<std::io::BufReader<R>>,
+        before_first: &mut impl FnMut(&mut Room, bool, &mut dyn Write) -> std::io::Result<()>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        if let Line::Bytes(b) = &line {
+            if b.iter().all(u8::is_ascii_whitespace) {
+                return Ok(());
+            }
+        }
+        if *first {
+            *first = false;
+            // A file that starts the game itself starts it before the
+            // host seats anyone (game_start must be sequence 0).
+            if starts_game(&line) {
+                self.submit_line(&line, events)?;
+                return before_first(self, true, events);
+            }
+            before_first(self, false, events)?;
+        }
+        self.submit_line(&line, events)?;
+        lines.recycle(line);
         Ok(())
     }
 
