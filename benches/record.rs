@@ -56,14 +56,28 @@ fn record(c: &mut Criterion) {
 fn load(c: &mut Criterion) {
     let mut group = c.benchmark_group("load");
     group.sample_size(10);
-    let text = table(100_000).to_string();
-    group.bench_function("100,000-entity game.json: parse, load, hash", |b| {
+    let game = table(100_000);
+    let text = game.to_string();
+    group.bench_function("100,000-entity game.json: parse whole, load, hash", |b| {
         b.iter(|| {
             let game: serde_json::Value = serde_json::from_str(&text).expect("JSON");
             let state = state_from_game(&game, 1).expect("loads");
             state.hash()
         })
     });
+    // As `digipology run` loads: the entities stay text, read one at a time.
+    let entities = game["entities"].to_string();
+    let top = json!({"seats": ["a"]});
+    group.bench_function(
+        "100,000-entity game.json: entities streamed, load, hash",
+        |b| {
+            b.iter(|| {
+                let state =
+                    digipology_kernel::state_from_game_streamed(&top, &entities, 1).expect("loads");
+                state.hash()
+            })
+        },
+    );
     group.finish();
 }
 

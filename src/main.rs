@@ -177,7 +177,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), CliError> {
-    let package = Package::load(&args.game)?;
+    // Entities stay text until the room is built: a big table is read one
+    // entity at a time.
+    let package = Package::load_lean(&args.game)?;
     let overrides = (args.instructions_max, args.memory_max);
     let mut room = match &args.resume {
         Some(save) => package::resume_room(&package, save, overrides)?,

@@ -51,7 +51,7 @@ pub use action::{Action, ActionType, Source, TypeName};
 pub use event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
 pub use host::{ClosureHost, GuardKind, GuardRequest, NoScripts, ScriptCtx, ScriptHost, Verdict};
 pub use kernel::{handler_name, Kernel, Limits, Outcome};
-pub use load::{state_from_game, LoadError};
+pub use load::{state_from_game, state_from_game_streamed, LoadError};
 pub use payload::{FieldValue, Fields, ShortStr, MAX_SAFE_INTEGER};
 pub use reject::{RejectCode, Rejection};
 pub use restore::state_from_canonical;

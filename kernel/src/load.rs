@@ -40,6 +40,45 @@ const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components"];
 /// # Errors
 /// The first problem found, with its path.
 pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
+    build(game, seed, &mut |state| match game.get("entities") {
+        Some(entities) => load_entities(state, entities),
+        None => Ok(()),
+    })
+}
+
+/// [`state_from_game`] for a manifest read without its `entities` (which
+/// `game` does not hold), given as the JSON text of that key instead: an
+/// array of entities is read one entity at a time, so a 100,000-entity game
+/// never exists as one JSON value tree. Same state, same errors.
+///
+/// # Errors
+/// The first problem found, with its path.
+pub fn state_from_game_streamed(
+    game: &Json,
+    entities: &str,
+    seed: u64,
+) -> Result<State, LoadError> {
+    build(game, seed, &mut |state| {
+        if entities.trim_start().starts_with('[') {
+            load_entity_array(state, entities)
+        } else {
+            // Any other shape (an object keyed by id, a wrong type) is read
+            // whole, as the value-tree path reads it.
+            let value: Json = serde_json::from_str(entities).map_err(|e| LoadError {
+                path: "entities".into(),
+                message: e.to_string(),
+            })?;
+            load_entities(state, &value)
+        }
+    })
+}
+
+/// The steps of loading a manifest; `entities` loads the entities.
+fn build(
+    game: &Json,
+    seed: u64,
+    entities: &mut dyn FnMut(&mut State) -> Result<(), LoadError>,
+) -> Result<State, LoadError> {
     let top = as_object(game, "game.json")?;
     only_keys(top, GAME_KEYS, "game.json")?;
     if let Some(v) = top.get("kernelVersion") {
@@ -74,9 +113,7 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
     if let Some(settings) = top.get("settings") {
         state.settings = settings_from(settings, "settings")?;
     }
-    if let Some(entities) = top.get("entities") {
-        load_entities(&mut state, entities)?;
-    }
+    entities(&mut state)?;
     if let Some(stacks) = top.get("stacks") {
         load_stacks(&mut state, stacks)?;
     }
@@ -150,13 +187,7 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
     match entities {
         Json::Array(list) => {
             for (i, e) in list.iter().enumerate() {
-                let path = format!("entities[{i}]");
-                let obj = as_object(e, &path)?;
-                let id = match obj.get("id") {
-                    Some(v) => nonempty_str(v, &format!("{path}.id"))?,
-                    None => return err(&path, "every entity needs an \"id\""),
-                };
-                add_entity(state, id, obj, &format!("entities[\"{id}\"]"))?;
+                load_array_entity(state, i, e)?;
             }
         }
         Json::Object(map) => {
@@ -185,6 +216,49 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
         }
     }
     Ok(())
+}
+
+/// `entities[i]` of the array form.
+fn load_array_entity(state: &mut State, i: usize, e: &Json) -> Result<(), LoadError> {
+    let path = format!("entities[{i}]");
+    let obj = as_object(e, &path)?;
+    let id = match obj.get("id") {
+        Some(v) => nonempty_str(v, &format!("{path}.id"))?,
+        None => return err(&path, "every entity needs an \"id\""),
+    };
+    add_entity(state, id, obj, &format!("entities[\"{id}\"]"))
+}
+
+/// The array form read from its text one entity at a time (each entity is
+/// a small value, dropped once loaded); the first problem wins, as in
+/// [`load_entities`].
+fn load_entity_array(state: &mut State, text: &str) -> Result<(), LoadError> {
+    use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
+    struct Each<'s>(&'s mut State);
+    impl<'de> Visitor<'de> for Each<'_> {
+        type Value = Result<(), LoadError>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of entities")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut i = 0;
+            while let Some(e) = seq.next_element::<Json>()? {
+                if let Err(problem) = load_array_entity(self.0, i, &e) {
+                    // The rest is read past (the text must still be whole).
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    return Ok(Err(problem));
+                }
+                i += 1;
+            }
+            Ok(Ok(()))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let loaded = (&mut de).deserialize_seq(Each(state));
+    match loaded.and_then(|r| de.end().map(|()| r)) {
+        Ok(result) => result,
+        Err(e) => err("entities", e.to_string()),
+    }
 }
 
 fn add_entity(

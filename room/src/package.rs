@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use digipology_kernel::{state_from_game, State};
+use digipology_kernel::{state_from_game, state_from_game_streamed, State};
 use digipology_lua::{BindingSpec, Limits, Modules, ScriptSpec};
 use serde_json::Value;
 
@@ -16,8 +16,11 @@ pub struct Package {
     pub dir: PathBuf,
     /// The manifest path, as given or found.
     pub manifest: PathBuf,
-    /// The parsed manifest.
+    /// The parsed manifest (without `entities` when `entities` holds them).
     pub json: Value,
+    /// The manifest's `entities`, kept as text when the package was loaded
+    /// lean ([`Package::load_lean`]); `None` when `json` holds them.
+    pub entities: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl Package {
@@ -26,6 +29,26 @@ impl Package {
     /// # Errors
     /// A missing file, unreadable file or invalid JSON, naming the file.
     pub fn load(path: &Path) -> Result<Package, CliError> {
+        let (manifest, text) = Package::load_text(path)?;
+        let json = serde_json::from_str(&text).map_err(|e| CliError::Json {
+            path: manifest.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let dir = manifest
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok(Package {
+            dir,
+            manifest,
+            json,
+            entities: None,
+        })
+    }
+
+    /// The manifest's path and text.
+    fn load_text(path: &Path) -> Result<(PathBuf, String), CliError> {
         let is_manifest = path.is_file() || path.extension().is_some_and(|e| e == "json");
         let manifest = if !is_manifest {
             path.join("game.json")
@@ -40,19 +63,41 @@ impl Package {
                 e.to_string()
             },
         })?;
-        let json = serde_json::from_str(&text).map_err(|e| CliError::Json {
-            path: manifest.clone(),
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
+        Ok((manifest, text))
+    }
+
+    /// [`Package::load`] for running a game: the manifest's `entities` stay
+    /// text and are read one entity at a time when the room is built, so a
+    /// big table never exists as one JSON value tree. A manifest this
+    /// cannot read is loaded the ordinary way (for the exact error).
+    ///
+    /// # Errors
+    /// As [`Package::load`].
+    pub fn load_lean(path: &Path) -> Result<Package, CliError> {
+        let (manifest, text) = Package::load_text(path)?;
+        let Ok(mut parts) = serde_json::from_str::<
+            std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>,
+        >(&text) else {
+            return Package::load(path);
+        };
+        let entities = parts.remove("entities");
+        let mut json = serde_json::Map::new();
+        for (key, raw) in parts {
+            match serde_json::from_str::<Value>(raw.get()) {
+                Ok(v) => {
+                    json.insert(key, v);
+                }
+                Err(_) => return Package::load(path),
+            }
+        }
         let dir = manifest
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         Ok(Package {
             dir,
             manifest,
-            json,
+            json: Value::Object(json),
+            entities,
         })
     }
 
@@ -61,7 +106,11 @@ impl Package {
     /// # Errors
     /// The first problem in the manifest, with its JSON path.
     pub fn initial_state(&self, seed: u64) -> Result<State, CliError> {
-        state_from_game(&self.json, seed).map_err(|e| CliError::Game {
+        match &self.entities {
+            Some(raw) => state_from_game_streamed(&self.json, raw.get(), seed),
+            None => state_from_game(&self.json, seed),
+        }
+        .map_err(|e| CliError::Game {
             path: self.manifest.clone(),
             error: e,
         })
