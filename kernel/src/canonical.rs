@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::entity::{Entity, SnapPoint, Toggle, Zone};
+use crate::entity::{Components, Entity, SnapPoint, Toggle, Zone};
 use crate::id::Id;
-use crate::value::{object, Value};
+use crate::value::{object, write_number, write_object, write_string, Value};
 
 pub(crate) fn id_map<T>(map: &BTreeMap<Id, T>, f: impl Fn(&T) -> Value) -> Value {
     Value::Object(map.iter().map(|(k, v)| (k.to_string(), f(v))).collect())
@@ -53,6 +53,130 @@ fn zone_value(z: &Zone) -> Value {
         ),
         ("members", ids(&z.members)),
     ])
+}
+
+/// Writes the canonical JSON of one entity — exactly
+/// `entity_value(e).write_canonical(out)` — without building the value:
+/// keys are written in their canonical order as literals.
+pub fn write_entity(e: &Entity, out: &mut String) {
+    out.push_str("{\"components\":{");
+    let mut keys = Keys(true);
+    write_components_a(&e.components, &mut keys, out);
+    write_components_b(&e.components, &mut keys, out);
+    out.push_str("},\"heldBy\":");
+    match &e.held_by {
+        Some(p) => write_string(p, out),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"id\":");
+    write_string(&e.id, out);
+    out.push_str(",\"props\":");
+    write_object(&e.props, out);
+    out.push_str(",\"tags\":[");
+    for (i, t) in e.tags.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(t, out);
+    }
+    out.push_str("]}");
+}
+
+/// Writes object keys, with the commas between them.
+struct Keys(bool);
+
+impl Keys {
+    fn key(&mut self, name: &str, out: &mut String) {
+        if !self.0 {
+            out.push(',');
+        }
+        self.0 = false;
+        write_string(name, out);
+        out.push(':');
+    }
+
+    /// `"name":{"field":true|false}`.
+    fn flag(&mut self, name: &str, field: &str, on: bool, out: &mut String) {
+        self.key(name, out);
+        out.push('{');
+        write_string(field, out);
+        out.push_str(if on { ":true}" } else { ":false}" });
+    }
+}
+
+/// The components from `button` to `die`, in canonical (byte) order.
+fn write_components_a(c: &Components, keys: &mut Keys, out: &mut String) {
+    if let Some(t) = c.button {
+        keys.flag("button", "enabled", t.enabled, out);
+    }
+    if let Some(k) = &c.container {
+        keys.key("container", out);
+        object([
+            ("items", ids(&k.items)),
+            ("capacity", opt_count(k.capacity)),
+        ])
+        .write_canonical(out);
+    }
+    if let Some(k) = &c.counter {
+        keys.key("counter", out);
+        let opt = |v: Option<f64>, out: &mut String| match v {
+            Some(n) => write_number(n, out),
+            None => out.push_str("null"),
+        };
+        out.push_str("{\"max\":");
+        opt(k.max, out);
+        out.push_str(",\"min\":");
+        opt(k.min, out);
+        out.push_str(",\"value\":");
+        write_number(k.value, out);
+        out.push('}');
+    }
+    if let Some(t) = c.deck {
+        keys.flag("deck", "enabled", t.enabled, out);
+    }
+    if let Some(d) = &c.die {
+        keys.key("die", out);
+        object([
+            ("faces", Value::Array(d.faces.clone())),
+            ("value", d.value.clone()),
+            ("kind", Value::from(d.kind.as_str())),
+        ])
+        .write_canonical(out);
+    }
+}
+
+/// The components from `flippable` to `zone`, in canonical (byte) order.
+fn write_components_b(c: &Components, keys: &mut Keys, out: &mut String) {
+    if let Some(f) = c.flippable {
+        keys.flag("flippable", "flipped", f, out);
+    }
+    if let Some(t) = c.grabbable {
+        keys.flag("grabbable", "enabled", t.enabled, out);
+    }
+    if let Some(l) = c.lockable {
+        keys.flag("lockable", "locked", l, out);
+    }
+    if let Some(s) = &c.snap_point {
+        keys.key("snap_point", out);
+        snap_point_value(s).write_canonical(out);
+    }
+    if let Some(t) = c.stackable {
+        keys.flag("stackable", "enabled", t.enabled, out);
+    }
+    if let Some(t) = &c.text {
+        keys.key("text", out);
+        out.push_str("{\"value\":");
+        write_string(t, out);
+        out.push('}');
+    }
+    if let Some(t) = &c.transform {
+        keys.key("transform", out);
+        t.to_value().write_canonical(out);
+    }
+    if let Some(z) = &c.zone {
+        keys.key("zone", out);
+        zone_value(z).write_canonical(out);
+    }
 }
 
 /// The canonical form of one entity.

@@ -21,8 +21,8 @@ use crate::value::{object, utf16_cmp, write_number, write_string, Value};
 /// How much canonical text is gathered before it goes to the sink.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-use crate::canonical::id_map;
 pub use crate::canonical::{entity_value, ids};
+use crate::canonical::{id_map, write_entity};
 pub use crate::entity::*;
 pub use crate::id::Id;
 pub use crate::records::*;
@@ -474,7 +474,7 @@ impl State {
             }
             write_string(&e.id, &mut buf);
             buf.push(':');
-            entity_value(e).write_canonical(&mut buf);
+            write_entity(e, &mut buf);
             if buf.len() >= CHUNK_BYTES {
                 sink(&buf);
                 buf.clear();

@@ -52,3 +52,27 @@ fn ids_beyond_the_basic_plane_are_ordered_by_utf16_in_the_stream_too() {
     let state = state_from_game(&game, 1).expect("loads");
     check(&state, "ids beyond U+E000");
 }
+
+#[test]
+fn every_component_streams_as_its_value_form() {
+    let game = serde_json::json!({
+        "entities": [
+            {"id": "all", "tags": ["b", "a\"q"], "props": {"z": 1, "a": [true, null, "x"], "\u{ff61}": 2},
+             "components": {
+                "transform": {"position": {"x": 1.5, "y": -0.0, "z": 1e-7}},
+                "grabbable": {"enabled": false}, "stackable": {}, "deck": {}, "button": {"enabled": false},
+                "flippable": {"flipped": true}, "lockable": {"locked": true},
+                "container": {"items": ["c1"], "capacity": 3},
+                "die": {"faces": [1, "two", 3], "value": "two"},
+                "counter": {"value": 2.5, "min": -1, "max": 10},
+                "text": {"value": "line\nbreak \u{1f600}"},
+                "snap_point": {"capacity": 2, "tags": ["t2", "t1"], "radius": 0.5},
+                "zone": {"halfExtents": {"x": 1, "y": 2, "z": 3}}
+             }},
+            {"id": "c1", "components": {"flippable": {}, "lockable": {}, "counter": {}}},
+            {"id": "bare"}
+        ]
+    });
+    let state = state_from_game(&game, 1).expect("loads");
+    check(&state, "every component");
+}
