@@ -334,16 +334,11 @@ impl Call<'_, '_, '_> {
         id: &LuaValue,
         name: &LuaValue,
     ) -> mlua::Result<(bool, LuaValue)> {
-        let Some(e) = self.live_handle(key, id) else {
-            return Ok((false, LuaValue::Nil));
-        };
-        let LuaValue::String(name) = name else {
-            return Ok((true, LuaValue::Nil));
-        };
-        match self.component_value(e, &name.to_str()?)? {
-            Some(v) => Ok((true, to_lua(lua, &v)?)),
-            None => Ok((true, LuaValue::Nil)),
-        }
+        Ok(match self.named_component(key, id, name)? {
+            None => (false, LuaValue::Nil),
+            Some(Some(v)) => (true, to_lua(lua, &v)?),
+            Some(None) => (true, LuaValue::Nil),
+        })
     }
 
     /// `has(key, id, name)`: `true, whether the entity has the component`,
@@ -354,14 +349,30 @@ impl Call<'_, '_, '_> {
         id: &LuaValue,
         name: &LuaValue,
     ) -> mlua::Result<(bool, LuaValue)> {
+        // A name that is not a string reads as nil, as it always has.
+        Ok(match (self.named_component(key, id, name)?, name) {
+            (None, _) => (false, LuaValue::Nil),
+            (Some(_), n) if !n.is_string() => (true, LuaValue::Nil),
+            (Some(v), _) => (true, LuaValue::Boolean(v.is_some())),
+        })
+    }
+
+    /// The component `name` of the entity a handle names: `None` when the
+    /// handle no longer names it, `Some(None)` when it has no such
+    /// component (or `name` is not a string).
+    fn named_component(
+        &self,
+        key: &LuaValue,
+        id: &LuaValue,
+        name: &LuaValue,
+    ) -> mlua::Result<Option<Option<Value>>> {
         let Some(e) = self.live_handle(key, id) else {
-            return Ok((false, LuaValue::Nil));
+            return Ok(None);
         };
         let LuaValue::String(name) = name else {
-            return Ok((true, LuaValue::Nil));
+            return Ok(Some(None));
         };
-        let has = self.component_value(e, &name.to_str()?)?.is_some();
-        Ok((true, LuaValue::Boolean(has)))
+        self.component_value(e, &name.to_str()?).map(Some)
     }
 
     /// The entity a handle names, when the handle is an integer, the entity

@@ -103,10 +103,9 @@ impl LuaHost {
             shared: &self.shared,
         };
         let result = self.slot.enter(&mut call, invoke);
-        let failure = match result {
+        let mut failure = match result {
             // A string error, caught by the entry point: Lua's own text, no
-            // traceback to build and strip. (The exact text "not enough
-            // memory" is Lua's memory error.)
+            // traceback to build and strip.
             Ok((LuaValue::Boolean(false), LuaValue::String(msg), _)) => {
                 let msg = msg.to_string_lossy();
                 // Lua's own memory error skips the message handler; a script
@@ -133,7 +132,6 @@ impl LuaHost {
         // A message without a script position takes the line of the
         // innermost script frame when the error was raised (what the
         // traceback's first script line used to give).
-        let mut failure = failure;
         if failure.1.is_none()
             && !matches!(failure.2, ScriptErrorKind::Budget | ScriptErrorKind::Memory)
         {

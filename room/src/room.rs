@@ -324,19 +324,10 @@ impl Room {
         mut action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        match action.get("at").and_then(Value::as_i64) {
-            Some(at) if at > self.clock => {
-                if self.autofire {
-                    self.fire_due(Some(at), events)?;
-                }
-                self.clock = at;
-            }
-            Some(_) => {}
-            None => {
-                if let Some(obj) = action.as_object_mut() {
-                    if !obj.contains_key("at") {
-                        obj.insert("at".into(), json!(self.clock));
-                    }
+        if self.reach(action.get("at").and_then(Value::as_i64), events)? {
+            if let Some(obj) = action.as_object_mut() {
+                if !obj.contains_key("at") {
+                    obj.insert("at".into(), json!(self.clock));
                 }
             }
         }
@@ -345,18 +336,27 @@ impl Room {
         self.finish(out, Some(Input::Action(action)), events)
     }
 
+    /// Brings the room clock to an action's `at` (a later one fires the
+    /// timers due before it first). Whether the action has no `at` and
+    /// takes the clock's.
+    fn reach(&mut self, at: Option<i64>, events: &mut dyn Write) -> std::io::Result<bool> {
+        let Some(at) = at else {
+            return Ok(true);
+        };
+        if at > self.clock {
+            if self.autofire {
+                self.fire_due(Some(at), events)?;
+            }
+            self.clock = at;
+        }
+        Ok(false)
+    }
+
     /// [`Room::submit_json`] for an action already read: the room clock
     /// first (its `at`, or the clock stamped on it), then the kernel.
     fn submit_action(&mut self, mut action: Action, events: &mut dyn Write) -> std::io::Result<()> {
-        match action.at {
-            Some(at) if at > self.clock => {
-                if self.autofire {
-                    self.fire_due(Some(at), events)?;
-                }
-                self.clock = at;
-            }
-            Some(_) => {}
-            None => action.at = Some(self.clock),
+        if self.reach(action.at, events)? {
+            action.at = Some(self.clock);
         }
         let (kernel, host) = self.parts();
         let out = kernel.process(&action, host);
