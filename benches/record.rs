@@ -26,7 +26,7 @@ const ADD: &str = r#"{"type":"counter.add","source":{"kind":"system"},"payload":
 fn room(game: &serde_json::Value, record: bool) -> Room {
     let mut room = Room::new(state_from_game(game, 1).expect("bench table"), None);
     if record {
-        room.record_to(Box::new(std::io::sink()), json!({"record": 1}))
+        room.record_to(Box::new(std::io::sink()), json!({}))
             .expect("record to a sink");
     }
     let mut sink = std::io::sink();

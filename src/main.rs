@@ -14,7 +14,7 @@ mod replay;
 mod scenario;
 mod watch;
 
-use digipology_room::{error, jsonl, package, room};
+use digipology_room::{error, jsonl, package, record, room};
 
 use error::CliError;
 use package::Package;
@@ -259,7 +259,7 @@ fn start_record(
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    let mut header = serde_json::json!({"record": 1, "game": args.game.display().to_string(), "seed": args.seed,
+    let mut header = serde_json::json!({"game": args.game.display().to_string(), "seed": args.seed,
             "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
     if args.resume.is_some() {
         header["resume"] = serde_json::from_str(&room.save_json(game_id)).map_err(|e| {
@@ -269,11 +269,14 @@ fn start_record(
                 }
             })?;
     }
-    room.record_to(Box::new(BufWriter::new(file)), header)
-        .map_err(|e| CliError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    room.record_to(
+        Box::new(BufWriter::with_capacity(EVENTS_BUFFER_BYTES, file)),
+        header,
+    )
+    .map_err(|e| CliError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
 }
 
 /// Where events go, and in which form (`--format`, or readable text on a

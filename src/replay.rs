@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::package::Package;
-use crate::room::digest;
 
 /// Replays `log`; exit 0 when every hash matches, 1 at the first
 /// divergence (reported by sequence, with the differing state paths), 2
@@ -56,6 +55,7 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
     let mut room = room_for(&header, &package, log)?;
     crate::notices_to_stderr(&mut room);
     room.autofire = false;
+    room.track_digests();
     let mut sink = std::io::sink();
     let mut verified = 0u64;
     for (i, line) in lines.enumerate() {
@@ -112,11 +112,22 @@ fn read_header(log: &Path, first: Option<std::io::Result<String>>) -> Result<Val
             log.display()
         )
     })?;
-    if header.get("record").and_then(Value::as_u64) != Some(1) {
-        return Err(format!(
-            "{}:1: not a digipology record (its first line must be the header)",
-            log.display()
-        ));
+    match header.get("record").and_then(Value::as_u64) {
+        Some(crate::record::RECORD_VERSION) => {}
+        Some(1) => {
+            return Err(format!(
+                "{}:1: a record of format 1, written before state hashes were composed from \
+                 per-part digests: its hashes cannot be checked by this build; run the game \
+                 again with --record to make a new one",
+                log.display()
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "{}:1: not a digipology record (its first line must be the header)",
+                log.display()
+            ))
+        }
     }
     Ok(header)
 }
@@ -151,7 +162,7 @@ fn divergence(
     (want, got): (&str, &str),
     (log, lineno): (&Path, usize),
 ) -> String {
-    let now = digest(room.kernel().state());
+    let now = room.kernel().digest_map();
     let mut paths: Vec<&String> = expected.keys().chain(now.keys()).collect();
     paths.sort();
     paths.dedup();

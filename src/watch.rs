@@ -90,7 +90,7 @@ pub fn watch(opts: &Options) -> Result<(), CliError> {
     let package = Package::load(&opts.game)?;
     let mut room = build_room(&package, opts.seed, (None, None))?;
     crate::notices_to_stderr(&mut room);
-    room.history = Some(Vec::new());
+    room.keep_history();
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let io_err = |e: io::Error| CliError::Io {
@@ -300,9 +300,9 @@ impl Watching {
         let diff = manifest_diff(&self.package.json, &package.json);
         let mut room = build_room(&package, self.seed, (None, None)).map_err(|e| e.to_string())?;
         crate::notices_to_stderr(&mut room);
-        room.history = Some(Vec::new());
+        room.keep_history();
         room.autofire = false;
-        let steps = self.room.history.clone().unwrap_or_default();
+        let steps = self.room.history().to_vec();
         let mut sink = io::sink();
         replay_steps(&mut room, &steps, &mut sink).map_err(|e| e.to_string())?;
         room.autofire = true;
@@ -321,19 +321,19 @@ impl Watching {
     /// Replays the stream in a fresh room with the current package and
     /// compares it with the run so far.
     fn replay_report(&self) -> String {
-        let steps = self.room.history.clone().unwrap_or_default();
+        let steps = self.room.history();
         let mut fresh = match build_room(&self.package, self.seed, (None, None)) {
             Ok(r) => r,
             Err(e) => return format!("replay: cannot build a fresh room: {e}"),
         };
         crate::notices_to_stderr(&mut fresh);
-        fresh.history = Some(Vec::new());
+        fresh.keep_history();
         fresh.autofire = false;
         let mut sink = io::sink();
-        if let Err(e) = replay_steps(&mut fresh, &steps, &mut sink) {
+        if let Err(e) = replay_steps(&mut fresh, steps, &mut sink) {
             return format!("replay failed: {e}");
         }
-        let replayed = fresh.history.unwrap_or_default();
+        let replayed = fresh.history();
         for (old, new) in steps.iter().zip(replayed.iter()) {
             if old.hash == new.hash {
                 continue;
@@ -361,12 +361,14 @@ impl Watching {
                 ),
                 None => "same events".into(),
             };
-            let mut paths: Vec<&String> = old.digest.keys().chain(new.digest.keys()).collect();
+            // Every earlier step agreed on the hash, so the states differ
+            // only in parts one of the two runs changed at this step.
+            let mut paths: Vec<&String> = old.changed.keys().chain(new.changed.keys()).collect();
             paths.sort();
             paths.dedup();
             let differing: Vec<&str> = paths
                 .into_iter()
-                .filter(|p| old.digest.get(*p) != new.digest.get(*p))
+                .filter(|p| old.changed.get(*p) != new.changed.get(*p))
                 .map(String::as_str)
                 .collect();
             return format!(

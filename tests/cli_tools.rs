@@ -115,6 +115,15 @@ fn replay_verifies_a_record_and_names_the_sequence_of_an_edited_payload() {
         msg.contains("differing state paths: entities.score_north"),
         "{msg}"
     );
+    // A record of the first format (its hashes made the old way) is
+    // refused with the reason, not reported as a divergence.
+    let old = text.replacen("\"record\":2", "\"record\":1", 1);
+    assert_ne!(old, text, "the header names its format");
+    let old = write(&dir, "format1.jsonl", old.as_bytes());
+    let refused = run(&["replay", old.to_str().unwrap_or_default()], b"");
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("a record of format 1"), "{err}");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::entity::{Components, Entity, SnapPoint, Toggle, Zone};
+use crate::entity::{Components, Entity, Player, SnapPoint, Toggle, Zone};
 use crate::id::Id;
+use crate::records::Stack;
 use crate::value::{object, write_number, write_object, write_string, Value};
 
 pub(crate) fn id_map<T>(map: &BTreeMap<Id, T>, f: impl Fn(&T) -> Value) -> Value {
@@ -14,6 +15,21 @@ pub(crate) fn id_map<T>(map: &BTreeMap<Id, T>, f: impl Fn(&T) -> Value) -> Value
 /// A list of ids as a canonical array.
 pub fn ids(items: &[Id]) -> Value {
     Value::Array(items.iter().map(|i| Value::String(i.to_string())).collect())
+}
+
+/// A player's canonical form.
+pub(crate) fn player_value(p: &Player) -> Value {
+    object([("name", Value::from(p.name.clone()))])
+}
+
+/// A seat's canonical form: its occupant, or `null` when empty.
+pub(crate) fn seat_value(occupant: &Option<Id>) -> Value {
+    Value::from(occupant.as_deref())
+}
+
+/// A stack's canonical form.
+pub(crate) fn stack_value(s: &Stack) -> Value {
+    object([("items", ids(&s.items))])
 }
 
 pub(crate) fn opt_num(v: Option<f64>) -> Value {
@@ -171,7 +187,7 @@ fn write_components_b(c: &Components, keys: &mut Keys, out: &mut String) {
     }
     if let Some(t) = &c.transform {
         keys.key("transform", out);
-        t.to_value().write_canonical(out);
+        t.write_canonical(out);
     }
     if let Some(z) = &c.zone {
         keys.key("zone", out);

@@ -146,18 +146,11 @@ fn snap_point(o: &Map<String, Json>, path: &str) -> Result<SnapPoint, LoadError>
 
 fn with_defaults_transform(o: &Map<String, Json>, path: &str) -> Result<Transform, LoadError> {
     only_keys(o, &["position", "rotation", "scale"], path)?;
-    let d = Transform::default();
-    let mut full = serde_json::json!({
-        "position": {"x": d.position.x, "y": d.position.y, "z": d.position.z},
-        "rotation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0},
-        "scale": {"x": 1.0, "y": 1.0, "z": 1.0},
-    });
-    for (k, v) in o {
-        full[k] = v.clone();
-    }
-    Transform::from_json(&full).map_err(|m| LoadError {
-        path: path.to_owned(),
-        message: m,
+    Transform::from_parts(o.get("position"), o.get("rotation"), o.get("scale")).map_err(|m| {
+        LoadError {
+            path: path.to_owned(),
+            message: m,
+        }
     })
 }
 

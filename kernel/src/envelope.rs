@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 use crate::action::{Action, Source, TypeName};
 use crate::payload::{short, FieldValue, Fields};
 use crate::state::Id;
+use crate::value::{write_number, write_string, write_u64};
 
 /// A `T` read only from a JSON object: serde's derived structs would also
 /// read an array, field by field, which the general path refuses.
@@ -196,5 +197,64 @@ impl<'de> Visitor<'de> for FieldVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FieldValue, A::Error> {
         let v = Json::deserialize(de::value::MapAccessDeserializer::new(map))?;
         Ok(FieldValue::Json(Box::new(v)))
+    }
+}
+
+impl Action {
+    /// Writes the envelope as one line of JSON that reads back as this same
+    /// action (through either way in): keys in canonical order, numbers
+    /// and strings in canonical form, nested arrays and objects as serde
+    /// writes them (so a replay validates exactly what was given).
+    pub fn write_json(&self, out: &mut String) {
+        out.push('{');
+        if let Some(id) = &self.action_id {
+            out.push_str("\"actionId\":");
+            write_string(id, out);
+            out.push(',');
+        }
+        if let Some(at) = self.at {
+            out.push_str("\"at\":");
+            if at < 0 {
+                out.push('-');
+            }
+            write_u64(at.unsigned_abs(), out);
+            out.push(',');
+        }
+        out.push_str("\"payload\":{");
+        for (i, (k, v)) in self.payload.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(k, out);
+            out.push(':');
+            match v {
+                FieldValue::Null => out.push_str("null"),
+                FieldValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                FieldValue::Num(n) if n.is_finite() => write_number(*n, out),
+                FieldValue::Num(_) => out.push_str("null"),
+                FieldValue::Str(s) => write_string(s, out),
+                FieldValue::Json(j) => out.push_str(&j.to_string()),
+            }
+        }
+        out.push_str("},\"source\":{");
+        match &self.source {
+            Source::Player { player_id } => {
+                out.push_str("\"kind\":\"player\",\"playerId\":");
+                write_string(player_id, out);
+            }
+            Source::System => out.push_str("\"kind\":\"system\""),
+            Source::Script {
+                script_id,
+                binding_id,
+            } => {
+                out.push_str("\"bindingId\":");
+                write_string(binding_id, out);
+                out.push_str(",\"kind\":\"script\",\"scriptId\":");
+                write_string(script_id, out);
+            }
+        }
+        out.push_str("},\"type\":");
+        write_string(self.action_type.as_str(), out);
+        out.push('}');
     }
 }

@@ -7,10 +7,13 @@
 //! at once) → commit. Any rejection or script failure rolls everything back;
 //! the sequence advances either way.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value as Json;
 
 use crate::action::{Action, ActionType, Source, TypeName};
 use crate::actions;
+use crate::digest::{Digests, LeafChange, Touch};
 use crate::event::{ActionId, Event, EventKind, ScriptErrorKind, ScriptFailure};
 use crate::host::{NoScripts, ScriptCtx, ScriptHost, Subcommands};
 use crate::payload::Fields;
@@ -59,6 +62,10 @@ pub struct Kernel {
     state: State,
     limits: Limits,
     buffers: Buffers,
+    /// Per-leaf digests, when tracked ([`Kernel::track_digests`]).
+    digests: Option<Box<Digests>>,
+    /// What the committing transaction touched (scratch, reused).
+    touched: Vec<Touch>,
 }
 
 impl Kernel {
@@ -68,6 +75,8 @@ impl Kernel {
             state,
             limits: Limits::default(),
             buffers: Buffers::default(),
+            digests: None,
+            touched: Vec::new(),
         }
     }
 
@@ -82,9 +91,51 @@ impl Kernel {
         &self.state
     }
 
-    /// The state hash (see [`State::hash`]).
+    /// The state hash (see [`State::hash`]): kept up to date per action
+    /// when digests are tracked, computed from the whole state otherwise.
     pub fn state_hash(&self) -> String {
-        self.state.hash()
+        match &self.digests {
+            Some(d) => d.hash(),
+            None => self.state.hash(),
+        }
+    }
+
+    /// Keeps a digest of every part of the state from now on, brought up
+    /// to date after each committed action from what it touched: the
+    /// state hash and [`Kernel::changes`] then cost what an action
+    /// touched, not the table. Costs one walk of the state now.
+    pub fn track_digests(&mut self) {
+        if self.digests.is_none() {
+            self.digests = Some(Box::new(Digests::build(&self.state)));
+        }
+    }
+
+    /// Whether digests are tracked.
+    pub fn tracks_digests(&self) -> bool {
+        self.digests.is_some()
+    }
+
+    /// The parts of the state the last processed action changed, in path
+    /// order (empty when it changed nothing, was rejected, or digests are
+    /// not tracked).
+    pub fn changes(&self) -> &[LeafChange] {
+        self.digests.as_ref().map_or(&[], |d| d.changes())
+    }
+
+    /// How many parts of the state (leaves) have been re-hashed after
+    /// actions since digests began to be tracked: the work tracking costs,
+    /// as a count (what the tests bound instead of time).
+    pub fn leaves_rehashed(&self) -> u64 {
+        self.digests.as_ref().map_or(0, |d| d.rehashed())
+    }
+
+    /// Every part of the state with its short digest (see
+    /// [`State::digest_map`]).
+    pub fn digest_map(&self) -> BTreeMap<String, String> {
+        match &self.digests {
+            Some(d) => d.map(),
+            None => self.state.digest_map(),
+        }
     }
 
     /// Processes one action: consumes a sequence, commits or rolls back.
@@ -130,6 +181,9 @@ impl Kernel {
         rejection: Rejection,
     ) -> Outcome {
         let seq = self.next_sequence();
+        if let Some(d) = &mut self.digests {
+            d.clear_changes();
+        }
         let action_id = ActionId::new(action_id.as_ref(), seq);
         let events = vec![Event {
             seq,
@@ -170,6 +224,9 @@ impl Kernel {
         commit: bool,
     ) -> Outcome {
         let action_id = ActionId::new(action.action_id.as_ref(), seq);
+        if let Some(d) = &mut self.digests {
+            d.clear_changes();
+        }
         host.begin_transaction(seq);
         let buffers = std::mem::take(&mut self.buffers);
         let mut txn = Txn::begin(
@@ -185,8 +242,12 @@ impl Kernel {
         let result = execute(&mut txn, action, host);
         let (events, accepted) = match result {
             Ok(()) if commit => {
-                let (events, buffers) = txn.commit();
+                let touched = self.digests.is_some().then_some(&mut self.touched);
+                let (events, buffers) = txn.commit(touched);
                 self.buffers = buffers;
+                if let Some(d) = &mut self.digests {
+                    d.update(&self.state, &mut self.touched);
+                }
                 (events, true)
             }
             Ok(()) => {

@@ -25,6 +25,7 @@ mod canonical;
 mod components;
 mod constructors;
 mod def;
+pub mod digest;
 mod entity;
 mod envelope;
 pub mod event;
@@ -48,6 +49,7 @@ mod undo;
 pub mod value;
 
 pub use action::{Action, ActionType, Source, TypeName};
+pub use digest::{LeafChange, Section};
 pub use event::{Event, EventKind, ScriptErrorKind, ScriptFailure};
 pub use host::{ClosureHost, GuardKind, GuardRequest, NoScripts, ScriptCtx, ScriptHost, Verdict};
 pub use kernel::{handler_name, Kernel, Limits, Outcome};

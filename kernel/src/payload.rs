@@ -143,6 +143,11 @@ impl Fields {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
+    /// (key, value) pairs in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &FieldValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
     /// The payload as a JSON object.
     pub fn to_json(&self) -> Json {
         Json::Object(

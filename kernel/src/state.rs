@@ -16,13 +16,13 @@ use slotmap::{new_key_type, SlotMap};
 use crate::rng::Rng;
 use crate::spatial::{Footprint, Spatial};
 use crate::transform::{Transform, Vec3};
-use crate::value::{object, utf16_cmp, write_number, write_string, Value};
+use crate::value::{utf16_cmp, write_number, write_string, Value};
 
 /// How much canonical text is gathered before it goes to the sink.
 const CHUNK_BYTES: usize = 64 * 1024;
 
 pub use crate::canonical::{entity_value, ids};
-use crate::canonical::{id_map, write_entity};
+use crate::canonical::{id_map, player_value, seat_value, stack_value, write_entity};
 pub use crate::entity::*;
 pub use crate::id::Id;
 pub use crate::records::*;
@@ -412,16 +412,8 @@ impl State {
             );
         }
         top.insert("settings".to_owned(), Value::Object(self.settings.clone()));
-        top.insert(
-            "players".to_owned(),
-            id_map(&self.players, |p| {
-                object([("name", Value::from(p.name.clone()))])
-            }),
-        );
-        top.insert(
-            "seats".to_owned(),
-            id_map(&self.seats, |p| Value::from(p.as_deref())),
-        );
+        top.insert("players".to_owned(), id_map(&self.players, player_value));
+        top.insert("seats".to_owned(), id_map(&self.seats, seat_value));
         top.insert(
             "entities".to_owned(),
             Value::Object(
@@ -430,10 +422,7 @@ impl State {
                     .collect(),
             ),
         );
-        top.insert(
-            "stacks".to_owned(),
-            id_map(&self.stacks, |s| object([("items", ids(&s.items))])),
-        );
+        top.insert("stacks".to_owned(), id_map(&self.stacks, stack_value));
         top.insert(
             "prompts".to_owned(),
             id_map(&self.prompts, Prompt::to_value),
@@ -449,17 +438,6 @@ impl State {
         let mut out = String::new();
         self.write_canonical(true, &mut |chunk| out.push_str(chunk));
         out
-    }
-
-    /// blake3 (hex) of the canonical JSON of the gameplay document: every
-    /// field except `sequence`, so a rejected action leaves it unchanged.
-    /// The bytes are streamed into the hash, never held whole.
-    pub fn hash(&self) -> String {
-        let mut hasher = blake3::Hasher::new();
-        self.write_canonical(false, &mut |chunk| {
-            hasher.update(chunk.as_bytes());
-        });
-        hasher.finalize().to_hex().to_string()
     }
 
     /// Writes the canonical JSON of [`State::to_value`] in chunks to `sink`,
@@ -483,24 +461,16 @@ impl State {
         buf.push_str("},\"kernelVersion\":");
         write_number(f64::from(KERNEL_VERSION), &mut buf);
         let rest: [(&str, Value); 9] = [
-            (
-                "players",
-                id_map(&self.players, |p| {
-                    object([("name", Value::from(p.name.clone()))])
-                }),
-            ),
+            ("players", id_map(&self.players, player_value)),
             ("prompts", id_map(&self.prompts, Prompt::to_value)),
             ("rng", self.rng.to_value()),
-            ("seats", id_map(&self.seats, |p| Value::from(p.as_deref()))),
+            ("seats", id_map(&self.seats, seat_value)),
             (
                 "sequence",
                 Value::Number(crate::num::count_to_f64(self.sequence)),
             ),
             ("settings", Value::Object(self.settings.clone())),
-            (
-                "stacks",
-                id_map(&self.stacks, |s| object([("items", ids(&s.items))])),
-            ),
+            ("stacks", id_map(&self.stacks, stack_value)),
             ("storage", Value::Object(self.storage.clone())),
             ("timers", id_map(&self.timers, Timer::to_value)),
         ];
@@ -543,7 +513,15 @@ mod tests {
         );
         assert_eq!(
             s.hash(),
-            "272b77e5445202d90dd3d949d37d27c86a68a0cd0ff9ba6b7aa7170920b817f0"
+            "fa4edf9e0c2104f691fcb51106c8997c180ec87a090fe99b19502c80b1ef21d2"
+        );
+        let digests = s.digest_map();
+        assert_eq!(
+            digests.into_iter().collect::<Vec<_>>(),
+            [
+                ("kernelVersion".to_owned(), "781b9fa9c4fdf8f3".to_owned()),
+                ("rng".to_owned(), "1829ef813606da7b".to_owned())
+            ]
         );
     }
 

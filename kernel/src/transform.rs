@@ -5,7 +5,7 @@
 //! committed transform is normalized and quantized to a 0.0001 grid (and `-0`
 //! becomes `0`).
 
-use crate::value::{object, Value};
+use crate::value::{object, write_number, Value};
 
 /// Largest absolute coordinate accepted for position and scale.
 pub const COORD_ABS_MAX: f64 = 1_000_000.0;
@@ -97,6 +97,54 @@ impl Transform {
             scale,
         }
         .canonicalize()
+    }
+
+    /// A transform from its parts as `game.json` gives them, each absent
+    /// one taken from the default (origin, no rotation, unit scale);
+    /// checked and canonicalized like [`Transform::from_json`].
+    ///
+    /// # Errors
+    /// A message naming the offending field.
+    pub fn from_parts(
+        position: Option<&serde_json::Value>,
+        rotation: Option<&serde_json::Value>,
+        scale: Option<&serde_json::Value>,
+    ) -> Result<Transform, String> {
+        let d = Transform::default();
+        Transform {
+            position: position.map_or(Ok(d.position), |v| vec3(v, "position"))?,
+            rotation: rotation.map_or(Ok(d.rotation), quat)?,
+            scale: scale.map_or(Ok(d.scale), |v| vec3(v, "scale"))?,
+        }
+        .canonicalize()
+    }
+
+    /// Writes the canonical JSON of [`Transform::to_value`] without
+    /// building the value.
+    pub fn write_canonical(&self, out: &mut String) {
+        let v3 = |v: Vec3, out: &mut String| {
+            out.push_str("{\"x\":");
+            write_number(v.x, out);
+            out.push_str(",\"y\":");
+            write_number(v.y, out);
+            out.push_str(",\"z\":");
+            write_number(v.z, out);
+            out.push('}');
+        };
+        let r = self.rotation;
+        out.push_str("{\"position\":");
+        v3(self.position, out);
+        out.push_str(",\"rotation\":{\"w\":");
+        write_number(r.w, out);
+        out.push_str(",\"x\":");
+        write_number(r.x, out);
+        out.push_str(",\"y\":");
+        write_number(r.y, out);
+        out.push_str(",\"z\":");
+        write_number(r.z, out);
+        out.push_str("},\"scale\":");
+        v3(self.scale, out);
+        out.push('}');
     }
 
     /// Validates the bounds and returns the normalized, quantized transform.

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::digest::Touch;
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::reject::Rejection;
 use crate::rng::Rng;
@@ -189,9 +190,14 @@ impl<'s> Txn<'s> {
 
     /// Keeps every change and returns the events in emission order, with the
     /// scratch buffers for the next transaction.
-    pub(crate) fn commit(mut self) -> (Vec<Event>, Buffers) {
+    /// Keeps the changes. With `touched`, what the transaction touched is
+    /// added to it (for the digests).
+    pub(crate) fn commit(mut self, touched: Option<&mut Vec<Touch>>) -> (Vec<Event>, Buffers) {
         self.finished = true;
-        self.undo.clear();
+        match touched {
+            Some(t) => t.extend(self.undo.drain(..).map(Undo::touch)),
+            None => self.undo.clear(),
+        }
         self.state.free_buried();
         (std::mem::take(&mut self.events), self.take_buffers())
     }

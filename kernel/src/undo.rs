@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::digest::{Section, Touch};
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
@@ -47,6 +48,34 @@ pub(crate) enum Undo {
 }
 
 impl Undo {
+    /// What this record says the transaction touched.
+    pub(crate) fn touch(self) -> Touch {
+        match self {
+            Undo::Entity(k, _)
+            | Undo::Counter(k, _)
+            | Undo::DieValue(k, _)
+            | Undo::Shuffled(k, _)
+            | Undo::ItemRemoved(k, _, _)
+            | Undo::ItemInserted(k, _)
+            | Undo::Flipped(k, _)
+            | Undo::Locked(k, _)
+            | Undo::HeldBy(k, _)
+            | Undo::Transform(k, _)
+            | Undo::Placement(k, _)
+            | Undo::Inserted(k)
+            | Undo::Removed(k)
+            | Undo::ZoneMember(k, _, _) => Touch::Entity(k),
+            Undo::Stack(id, _) => Touch::Keyed(Section::Stacks, id),
+            Undo::Prompt(id, _) => Touch::Keyed(Section::Prompts, id),
+            Undo::Timer(id, _) => Touch::Keyed(Section::Timers, id),
+            Undo::Player(id, _) => Touch::Keyed(Section::Players, id),
+            Undo::Seat(id, _) => Touch::Keyed(Section::Seats, id),
+            Undo::Storage(script, _) => Touch::Keyed(Section::Storage, Id::from(script)),
+            Undo::Settings(_) => Touch::Settings,
+            Undo::Rng(_) => Touch::Rng,
+        }
+    }
+
     /// Puts back what this record saved.
     pub(crate) fn apply(self, st: &mut State) {
         match self {

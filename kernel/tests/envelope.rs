@@ -149,6 +149,21 @@ fn the_fast_envelope_reader_agrees_with_the_general_one() {
             Ok(a) => assert_eq!(fast, a, "{line}"),
             Err(e) => panic!("the general path refused {line}: {e}"),
         }
+        // The record writes a typed action back as JSON; both ways in read
+        // that text as the same action.
+        let mut written = String::new();
+        fast.write_json(&mut written);
+        assert_eq!(
+            digipology_kernel::Action::from_json_str(&written).as_ref(),
+            Some(&fast),
+            "{line} written as {written}"
+        );
+        let reread: serde_json::Value = serde_json::from_str(&written).expect("valid JSON");
+        assert_eq!(
+            digipology_kernel::Action::from_json(&reread).ok().as_ref(),
+            Some(&fast),
+            "{written}"
+        );
     }
     let malformed = [
         format!(r#"{{"type":"counter.add","source":{p1}}}"#),

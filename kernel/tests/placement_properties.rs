@@ -2,10 +2,11 @@
 //! placement actions. After every step: each entity has at most one exclusive
 //! placement, no id appears twice in any container / stack / snap point,
 //! every stack has at least one item, zone members equal a fresh
-//! recomputation, the spatial index matches the entities, and a rejected
-//! action left the state hash unchanged. Some actions are run with a handler
-//! that fails afterwards, so rollback of every placement change is exercised
-//! too.
+//! recomputation, the spatial index matches the entities, a rejected action
+//! left the state hash unchanged, and the hash kept up to date from what
+//! each step touched equals the whole state's. Some actions are run with a
+//! handler that fails afterwards, so rollback of every placement change is
+//! exercised too.
 
 mod common;
 
@@ -161,6 +162,7 @@ proptest! {
     #[test]
     fn placement_invariants_hold_after_every_step(steps in prop::collection::vec(step(), 1..160)) {
         let mut k = room();
+        k.track_digests();
         k.state().check_invariants().map_err(TestCaseError::fail)?;
         let mut failing = failing_host();
         for (i, s) in steps.iter().enumerate() {
@@ -175,6 +177,9 @@ proptest! {
             if !out.accepted() {
                 prop_assert_eq!(k.state_hash(), hash, "step {} ({}) was rejected but changed the state", i, s.action);
             }
+            // The hash kept up to date from what the step touched is the
+            // hash of the whole state (docs/determinism.md, State hash).
+            prop_assert_eq!(k.state_hash(), k.state().hash(), "step {} ({}): tracked hash", i, s.action);
             if let Err(e) = k.state().check_invariants() {
                 return Err(TestCaseError::fail(format!("after step {i} ({}): {e}", s.action)));
             }

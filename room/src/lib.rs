@@ -14,6 +14,7 @@
 pub mod error;
 pub mod jsonl;
 pub mod package;
+pub mod record;
 pub mod room;
 
 pub use error::CliError;

@@ -22,6 +22,7 @@ use digipology_lua::LuaHost;
 use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, INPUT_BUFFER_BYTES, LINE_BYTES_MAX};
+use crate::record::{self, Given, RECORD_VERSION};
 
 /// Where a room's notices go (script `print` lines, bounds reached).
 pub type NoticeHook = Box<dyn FnMut(&str)>;
@@ -53,8 +54,9 @@ pub struct Step {
     pub hash: String,
     /// Its event lines.
     pub events: Vec<String>,
-    /// The state digest after it.
-    pub digest: BTreeMap<String, String>,
+    /// The parts of the state it changed, by path, with their short
+    /// digests after it (`None`: removed).
+    pub changed: BTreeMap<String, Option<String>>,
 }
 
 /// A running room.
@@ -71,9 +73,10 @@ pub struct Room {
     due: BTreeSet<(i64, String)>,
     due_of: BTreeMap<String, i64>,
     record: Option<Box<dyn Write>>,
-    digest: BTreeMap<String, String>,
-    /// Every processed action, when kept (`keep_history`).
-    pub history: Option<Vec<Step>>,
+    /// One record line at a time is written through this buffer (reused).
+    record_buf: String,
+    /// Every processed action, when kept ([`Room::keep_history`]).
+    history: Option<Vec<Step>>,
     /// Whether due timers fire on their own (off when replaying a record,
     /// which already holds every fire).
     pub autofire: bool,
@@ -100,7 +103,7 @@ impl Room {
             due: BTreeSet::new(),
             due_of: BTreeMap::new(),
             record: None,
-            digest: BTreeMap::new(),
+            record_buf: String::new(),
             history: None,
             autofire: true,
             processed: 0,
@@ -114,18 +117,40 @@ impl Room {
     }
 
     /// Also writes a replayable record to `out`: first `header` with the
-    /// starting state's digest added, then every processed action with the
-    /// state hash after it and the digest entries it changed.
+    /// record version and the starting state's digests added, then every
+    /// processed action with the state hash after it and the parts of the
+    /// state it changed. The kernel tracks digests from now on, so a
+    /// record line costs what its action touched.
     ///
     /// # Errors
     /// Writing the header failed.
     pub fn record_to(&mut self, mut out: Box<dyn Write>, mut header: Value) -> std::io::Result<()> {
-        self.digest = digest(self.kernel.state());
-        header["digest"] = json!(self.digest);
+        self.kernel.track_digests();
+        header["record"] = json!(RECORD_VERSION);
+        header["digest"] = json!(self.kernel.digest_map());
         out.write_all(header.to_string().as_bytes())?;
         out.write_all(b"\n")?;
         self.record = Some(out);
         Ok(())
+    }
+
+    /// Keeps every processed action from now on (for `watch`), with its
+    /// events, the state hash after it and the parts it changed.
+    pub fn keep_history(&mut self) {
+        self.kernel.track_digests();
+        self.history = Some(Vec::new());
+    }
+
+    /// The actions kept since [`Room::keep_history`].
+    pub fn history(&self) -> &[Step] {
+        self.history.as_deref().unwrap_or_default()
+    }
+
+    /// Keeps the state hash up to date per action (see
+    /// [`Kernel::track_digests`]): for a caller that asks for it after
+    /// every action, such as a replay.
+    pub fn track_digests(&mut self) {
+        self.kernel.track_digests();
     }
 
     /// The kernel and the script host, borrowed together.
@@ -223,11 +248,11 @@ impl Room {
     }
 
     /// Writes an outcome's events, then keeps it in the history and the
-    /// record when those are on (`input` is `None` only when both are off).
+    /// record when those are on (`given` is `None` only when both are off).
     fn finish(
         &mut self,
         out: Outcome,
-        input: Option<Input>,
+        given: Option<Given<'_>>,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
         for line in self.take_log() {
@@ -250,44 +275,36 @@ impl Room {
             self.track_timer(&e.kind);
         }
         self.line_buf = buf;
-        if let (Some(input), true) = (&input, self.history.is_some()) {
-            let step = Step {
-                input: input.clone(),
+        if let (Some(given), Some(h)) = (given, &mut self.history) {
+            h.push(Step {
+                input: input_of(given),
                 hash: self.kernel.state_hash(),
                 events: lines,
-                digest: digest(self.kernel.state()),
-            };
-            if let Some(h) = &mut self.history {
-                h.push(step);
-            }
+                changed: record::changes(&self.kernel),
+            });
         }
-        if let (Some(input), true) = (input, self.record.is_some()) {
-            let now = digest(self.kernel.state());
-            let changed = diff(&self.digest, &now);
-            self.digest = now;
-            let line = match input {
-                Input::Action(action) => {
-                    json!({"seq": out.seq, "action": action, "hash": self.kernel.state_hash(), "changed": changed})
-                }
-                Input::Raw(raw) => {
-                    json!({"seq": out.seq, "raw": raw, "hash": self.kernel.state_hash(), "changed": changed})
-                }
-            };
-            let Some(rec) = &mut self.record else {
-                return Ok(());
-            };
-            rec.write_all(line.to_string().as_bytes())?;
-            rec.write_all(b"\n")?;
-            rec.flush()?;
+        if let (Some(given), Some(rec)) = (given, &mut self.record) {
+            let mut line = std::mem::take(&mut self.record_buf);
+            line.clear();
+            record::write_line(&mut line, out.seq, given, &self.kernel);
+            let written = rec.write_all(line.as_bytes());
+            self.record_buf = line;
+            written?;
         }
-        // Every action's events leave the process before the next action
-        // runs (or, reading a stream, before the room waits for input):
-        // whatever happens to the process later, nothing already produced
-        // is lost.
+        // Every action's events (and record line) leave the process before
+        // the next action runs — or, reading a stream, before the room
+        // waits for input: whatever happens to the process later, nothing
+        // already produced is lost.
         if self.flush_each {
-            events.flush()?;
+            self.flush_outputs(events)?;
         }
         Ok(())
+    }
+
+    /// Flushes the events and the record.
+    fn flush_outputs(&mut self, events: &mut dyn Write) -> std::io::Result<()> {
+        events.flush()?;
+        self.flush_record()
     }
 
     fn track_timer(&mut self, kind: &EventKind) {
@@ -333,7 +350,7 @@ impl Room {
         }
         let (kernel, host) = self.parts();
         let out = kernel.process_json(&action, host);
-        self.finish(out, Some(Input::Action(action)), events)
+        self.finish(out, Some(Given::Json(&action)), events)
     }
 
     /// Brings the room clock to an action's `at` (a later one fires the
@@ -360,7 +377,7 @@ impl Room {
         }
         let (kernel, host) = self.parts();
         let out = kernel.process(&action, host);
-        self.finish(out, None, events)
+        self.finish(out, Some(Given::Typed(&action)), events)
     }
 
     /// Advances the clock by `ms`, firing every timer due up to the new
@@ -427,9 +444,9 @@ impl Room {
             }
         };
         // The fast way in: a well-formed action read straight into its
-        // typed envelope, when no record or history needs its JSON.
+        // typed envelope (a history keeps JSON, so it takes the other way).
         if let Ok(t) = text {
-            if self.record.is_none() && self.history.is_none() {
+            if self.history.is_none() {
                 if let Some(action) = Action::from_json_str(t) {
                     return self.submit_action(action, events);
                 }
@@ -450,8 +467,8 @@ impl Room {
                     None,
                     Rejection::new(RejectCode::MalformedAction, message),
                 );
-                let raw = if raw.len() > 4096 { String::new() } else { raw };
-                self.finish(out, Some(Input::Raw(raw)), events)
+                let raw = if raw.len() > 4096 { "" } else { raw.as_str() };
+                self.finish(out, Some(Given::Raw(raw)), events)
             }
         }
     }
@@ -524,7 +541,7 @@ impl Room {
         let result = self.run_lines_batched(&mut lines, &mut before_first, events);
         self.flush_each = true;
         result?;
-        events.flush()
+        self.flush_outputs(events)
     }
 
     fn run_lines_batched<R: BufRead>(
@@ -539,7 +556,7 @@ impl Room {
             // No complete line is ready: the next read may wait for the
             // input, so everything so far leaves now.
             if !lines.line_ready() {
-                events.flush()?;
+                self.flush_outputs(events)?;
             }
         }
         if first {
@@ -588,6 +605,19 @@ impl Room {
     }
 }
 
+/// An input as a history keeps it.
+fn input_of(given: Given<'_>) -> Input {
+    match given {
+        Given::Typed(a) => {
+            let mut text = String::new();
+            a.write_json(&mut text);
+            Input::Action(serde_json::from_str(&text).unwrap_or(Value::Null))
+        }
+        Given::Json(v) => Input::Action(v.clone()),
+        Given::Raw(r) => Input::Raw(r.to_owned()),
+    }
+}
+
 fn system(action_type: &str, payload: Value) -> Value {
     json!({"type": action_type, "source": {"kind": "system"}, "payload": payload})
 }
@@ -602,48 +632,4 @@ fn starts_game(line: &Line) -> bool {
                 .map(|t| t == "system.game_start")
         })
         .unwrap_or(false)
-}
-
-/// A digest of the state for locating differences: one short hash per
-/// top-level section, and one per entity (`entities.<id>`).
-pub fn digest(state: &State) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let short = |v: &digipology_kernel::Value| {
-        let hex = blake3::hash(v.to_canonical_json().as_bytes()).to_hex();
-        hex[..16].to_owned()
-    };
-    if let digipology_kernel::Value::Object(top) = state.to_value(false) {
-        for (k, v) in &top {
-            match (k.as_str(), v) {
-                ("entities", digipology_kernel::Value::Object(es)) => {
-                    for (id, e) in es {
-                        out.insert(format!("entities.{id}"), short(e));
-                    }
-                }
-                _ => {
-                    out.insert(k.clone(), short(v));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Entries of `new` that differ from `old` (removed ones map to null).
-pub fn diff(
-    old: &BTreeMap<String, String>,
-    new: &BTreeMap<String, String>,
-) -> BTreeMap<String, Value> {
-    let mut out = BTreeMap::new();
-    for (k, v) in new {
-        if old.get(k) != Some(v) {
-            out.insert(k.clone(), json!(v));
-        }
-    }
-    for k in old.keys() {
-        if !new.contains_key(k) {
-            out.insert(k.clone(), Value::Null);
-        }
-    }
-    out
 }

@@ -167,3 +167,51 @@ pub fn component(k: &Kernel, entity: &str, name: &str) -> Value {
     let doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("state is JSON");
     doc["entities"][entity]["components"][name].clone()
 }
+
+/// The state hash and every leaf's short digest by their definition in
+/// docs/determinism.md, computed from the canonical document alone: each
+/// member of the id-keyed sections (`entities`, `players`, `prompts`,
+/// `seats`, `settings`, `stacks`, `storage`, `timers`) is one leaf
+/// (`[section, key, value]`), `kernelVersion` and `rng` one leaf each
+/// (`[section, value]`); a leaf's digest is 64 bytes of blake3 output read as a
+/// little-endian number; the hash is blake3 of the digests' sum modulo
+/// 2^512.
+pub fn hash_by_definition(
+    state: &digipology_kernel::State,
+) -> (String, std::collections::BTreeMap<String, String>) {
+    use digipology_kernel::Value as V;
+    let V::Object(top) = state.to_value(false) else {
+        panic!("the document is an object")
+    };
+    let mut sum = [0u8; 64];
+    let mut paths = std::collections::BTreeMap::new();
+    let mut leaf = |path: String, v: V| {
+        let mut d = [0u8; 64];
+        blake3::Hasher::new()
+            .update(v.to_canonical_json().as_bytes())
+            .finalize_xof()
+            .fill(&mut d);
+        let mut carry = 0u16;
+        for (s, x) in sum.iter_mut().zip(d) {
+            let t = u16::from(*s) + u16::from(x) + carry;
+            *s = t.to_le_bytes()[0];
+            carry = t >> 8;
+        }
+        let hex: String = d[..8].iter().map(|b| format!("{b:02x}")).collect();
+        paths.insert(path, hex);
+    };
+    for (section, value) in top {
+        match value {
+            V::Object(members) if section != "rng" => {
+                for (key, v) in members {
+                    leaf(
+                        format!("{section}.{key}"),
+                        V::Array(vec![V::from(section.as_str()), V::from(key), v]),
+                    );
+                }
+            }
+            v => leaf(section.clone(), V::Array(vec![V::from(section), v])),
+        }
+    }
+    (blake3::hash(&sum).to_hex().to_string(), paths)
+}

@@ -1,0 +1,559 @@
+//! The state hash and the per-part digests a record names, kept up to date
+//! from what each committed transaction touched (docs/determinism.md, State
+//! hash).
+//!
+//! The gameplay document is cut into leaves: one per entity, player,
+//! prompt, seat, setting, stack, script storage and timer, and one each for
+//! `kernelVersion` and `rng`. A leaf's digest is 64 bytes of blake3 output
+//! over its canonical text; the state hash is blake3 of the sum of every
+//! leaf digest modulo 2^512. A sum can be brought up to date by taking out
+//! a touched leaf's old digest and adding its new one, so hashing after an
+//! action costs what the action touched, never the table.
+
+use std::collections::BTreeMap;
+
+use slotmap::SecondaryMap;
+
+use crate::canonical::{player_value, seat_value, stack_value, write_entity};
+use crate::entity::Entity;
+use crate::id::Id;
+use crate::state::{EntityKey, State, KERNEL_VERSION};
+use crate::value::{write_number, write_string};
+
+/// A leaf digest: 64 bytes of blake3 output as a little-endian 512-bit
+/// number (least significant word first).
+pub(crate) type Leaf = [u64; 8];
+
+/// A top-level member of the gameplay document, in the document's key
+/// order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Section {
+    /// `entities`: one leaf per entity.
+    Entities,
+    /// `kernelVersion`: one leaf.
+    KernelVersion,
+    /// `players`: one leaf per player.
+    Players,
+    /// `prompts`: one leaf per prompt.
+    Prompts,
+    /// `rng`: one leaf.
+    Rng,
+    /// `seats`: one leaf per seat.
+    Seats,
+    /// `settings`: one leaf per setting.
+    Settings,
+    /// `stacks`: one leaf per stack.
+    Stacks,
+    /// `storage`: one leaf per script's storage.
+    Storage,
+    /// `timers`: one leaf per timer.
+    Timers,
+}
+
+/// The sections whose members are leaves of their own (besides entities).
+const KEYED: [Section; 7] = [
+    Section::Players,
+    Section::Prompts,
+    Section::Seats,
+    Section::Settings,
+    Section::Stacks,
+    Section::Storage,
+    Section::Timers,
+];
+
+impl Section {
+    /// Its key in the canonical document.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Entities => "entities",
+            Section::KernelVersion => "kernelVersion",
+            Section::Players => "players",
+            Section::Prompts => "prompts",
+            Section::Rng => "rng",
+            Section::Seats => "seats",
+            Section::Settings => "settings",
+            Section::Stacks => "stacks",
+            Section::Storage => "storage",
+            Section::Timers => "timers",
+        }
+    }
+}
+
+/// What a committed transaction touched, read from its undo records.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Touch {
+    Entity(EntityKey),
+    /// One member of a keyed section.
+    Keyed(Section, Id),
+    /// Every setting (settings are replaced whole).
+    Settings,
+    Rng,
+}
+
+/// One leaf an action changed: its path in the document and its new short
+/// digest (`None`: the leaf is gone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeafChange {
+    /// The section.
+    pub section: Section,
+    /// The member's key (entity id, player id, setting name, …); `None` for
+    /// `kernelVersion` and `rng`.
+    pub key: Option<Id>,
+    /// The first 8 bytes of the new leaf digest; `None` when removed.
+    pub digest: Option<[u8; 8]>,
+}
+
+impl LeafChange {
+    /// Writes its path (`entities.<id>`, `rng`, …) to `out`.
+    pub fn write_path(&self, out: &mut String) {
+        out.push_str(self.section.name());
+        if let Some(k) = &self.key {
+            out.push('.');
+            out.push_str(k);
+        }
+    }
+
+    /// Its path (`entities.<id>`, `rng`, …).
+    pub fn path(&self) -> String {
+        let mut out = String::new();
+        self.write_path(&mut out);
+        out
+    }
+
+    /// Its new short digest as 16 hex digits, or `None` when removed.
+    pub fn hex(&self) -> Option<String> {
+        self.digest.map(|d| short_hex(&d))
+    }
+}
+
+/// 8 bytes as 16 lowercase hex digits.
+pub fn short_hex(bytes: &[u8; 8]) -> String {
+    let mut out = String::with_capacity(16);
+    write_hex(bytes, &mut out);
+    out
+}
+
+/// Writes bytes as lowercase hex digits.
+pub fn write_hex(bytes: &[u8], out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+}
+
+fn leaf_of(bytes: &str) -> Leaf {
+    let mut out = [0u8; 64];
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(bytes.as_bytes());
+    hasher.finalize_xof().fill(&mut out);
+    let mut leaf = [0u64; 8];
+    for (word, chunk) in leaf.iter_mut().zip(out.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        *word = u64::from_le_bytes(b);
+    }
+    leaf
+}
+
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+fn short(leaf: &Leaf) -> [u8; 8] {
+    leaf[0].to_le_bytes()
+}
+
+fn add(sum: &mut Leaf, x: &Leaf) {
+    let mut carry = false;
+    for (s, v) in sum.iter_mut().zip(x) {
+        let (a, c1) = s.overflowing_add(*v);
+        let (b, c2) = a.overflowing_add(u64::from(carry));
+        *s = b;
+        carry = c1 || c2;
+    }
+}
+
+fn sub(sum: &mut Leaf, x: &Leaf) {
+    let mut borrow = false;
+    for (s, v) in sum.iter_mut().zip(x) {
+        let (a, b1) = s.overflowing_sub(*v);
+        let (b, b2) = a.overflowing_sub(u64::from(borrow));
+        *s = b;
+        borrow = b1 || b2;
+    }
+}
+
+/// The state hash of a leaf sum: blake3 of its 64 little-endian bytes.
+fn hash_of(sum: &Leaf) -> blake3::Hash {
+    let mut bytes = [0u8; 64];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(sum) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    blake3::hash(&bytes)
+}
+
+/// The leaf of an entity: `["entities",<id>,<entity>]`.
+fn entity_leaf(e: &Entity, buf: &mut String) -> Leaf {
+    buf.clear();
+    buf.push_str("[\"entities\",");
+    write_string(&e.id, buf);
+    buf.push(',');
+    write_entity(e, buf);
+    buf.push(']');
+    leaf_of(buf)
+}
+
+/// The leaf of one member of a keyed section, `[<section>,<key>,<value>]`,
+/// when the member exists.
+fn keyed_leaf(state: &State, section: Section, key: &str, buf: &mut String) -> Option<Leaf> {
+    buf.clear();
+    buf.push('[');
+    write_string(section.name(), buf);
+    buf.push(',');
+    write_string(key, buf);
+    buf.push(',');
+    match section {
+        Section::Players => player_value(state.players.get(key)?).write_canonical(buf),
+        Section::Prompts => state.prompts.get(key)?.to_value().write_canonical(buf),
+        Section::Seats => seat_value(state.seats.get(key)?).write_canonical(buf),
+        Section::Settings => state.settings.get(key)?.write_canonical(buf),
+        Section::Stacks => stack_value(state.stacks.get(key)?).write_canonical(buf),
+        Section::Storage => state.storage.get(key)?.write_canonical(buf),
+        Section::Timers => state.timers.get(key)?.to_value().write_canonical(buf),
+        Section::Entities | Section::KernelVersion | Section::Rng => return None,
+    }
+    buf.push(']');
+    Some(leaf_of(buf))
+}
+
+/// The leaf of a one-leaf section: `[<section>,<value>]`.
+fn single_leaf(state: &State, section: Section, buf: &mut String) -> Leaf {
+    buf.clear();
+    buf.push('[');
+    write_string(section.name(), buf);
+    buf.push(',');
+    match section {
+        Section::Rng => state.rng.to_value().write_canonical(buf),
+        _ => write_number(f64::from(KERNEL_VERSION), buf),
+    }
+    buf.push(']');
+    leaf_of(buf)
+}
+
+/// The keys of a keyed section, in order.
+fn keys(state: &State, section: Section) -> Vec<Id> {
+    fn of<K: AsRef<str>, V>(m: &BTreeMap<K, V>) -> Vec<Id> {
+        m.keys().map(|k| Id::from(k.as_ref())).collect()
+    }
+    match section {
+        Section::Players => of(&state.players),
+        Section::Prompts => of(&state.prompts),
+        Section::Seats => of(&state.seats),
+        Section::Settings => of(&state.settings),
+        Section::Stacks => of(&state.stacks),
+        Section::Storage => of(&state.storage),
+        Section::Timers => of(&state.timers),
+        Section::Entities | Section::KernelVersion | Section::Rng => Vec::new(),
+    }
+}
+
+/// Where a leaf sits: its section, its key, and for an entity its slot.
+struct At<'a> {
+    section: Section,
+    key: Option<&'a Id>,
+    slot: EntityKey,
+}
+
+/// Calls `f` with every leaf of the state and its digest.
+fn each_leaf(state: &State, f: &mut dyn FnMut(At<'_>, &Leaf)) {
+    let mut buf = String::new();
+    for (slot, e) in state.entities.iter() {
+        if state.get(slot).is_some() {
+            let at = At {
+                section: Section::Entities,
+                key: Some(&e.id),
+                slot,
+            };
+            f(at, &entity_leaf(e, &mut buf));
+        }
+    }
+    for section in [Section::KernelVersion, Section::Rng] {
+        let at = At {
+            section,
+            key: None,
+            slot: EntityKey::default(),
+        };
+        f(at, &single_leaf(state, section, &mut buf));
+    }
+    for section in KEYED {
+        for key in keys(state, section) {
+            if let Some(leaf) = keyed_leaf(state, section, &key, &mut buf) {
+                let at = At {
+                    section,
+                    key: Some(&key),
+                    slot: EntityKey::default(),
+                };
+                f(at, &leaf);
+            }
+        }
+    }
+}
+
+impl State {
+    /// The state hash (docs/determinism.md): blake3 of the sum, modulo
+    /// 2^512, of every leaf digest of the gameplay document (every field
+    /// except `sequence`, so a rejected action leaves it unchanged), hex.
+    /// Computed from scratch; a [`crate::Kernel`] that tracks digests keeps
+    /// it up to date per action instead.
+    pub fn hash(&self) -> String {
+        let mut sum = [0u64; 8];
+        each_leaf(self, &mut |_, leaf| add(&mut sum, leaf));
+        hash_of(&sum).to_hex().to_string()
+    }
+
+    /// Every leaf's path (`entities.<id>`, `players.<id>`, `rng`, …) with
+    /// its short digest (16 hex digits), computed from scratch.
+    pub fn digest_map(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        each_leaf(self, &mut |at, leaf| {
+            let change = LeafChange {
+                section: at.section,
+                key: at.key.cloned(),
+                digest: Some(short(leaf)),
+            };
+            out.insert(change.path(), short_hex(&short(leaf)));
+        });
+        out
+    }
+}
+
+/// One leaf's change: where, and its digest before and after (`None`:
+/// absent).
+#[derive(Clone, Debug)]
+struct Swap {
+    section: Section,
+    key: Option<Id>,
+    old: Option<Leaf>,
+    new: Option<Leaf>,
+}
+
+/// Every leaf digest of a state and their sum, kept up to date from what
+/// each committed transaction touched.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Digests {
+    sum: Leaf,
+    entities: SecondaryMap<EntityKey, (Id, Leaf)>,
+    keyed: BTreeMap<(Section, Id), Leaf>,
+    singles: BTreeMap<Section, Leaf>,
+    /// Scratch text for one leaf at a time.
+    buf: String,
+    /// What the last committed action changed, leaf by leaf.
+    changes: Vec<Swap>,
+    /// The same, as handed out.
+    public: Vec<LeafChange>,
+    /// Leaves re-hashed by updates so far (the work they cost, counted).
+    rehashed: u64,
+}
+
+impl Digests {
+    /// Every leaf of `state`.
+    pub(crate) fn build(state: &State) -> Digests {
+        let mut d = Digests::default();
+        each_leaf(state, &mut |at, leaf| {
+            add(&mut d.sum, leaf);
+            match (at.section, at.key) {
+                (Section::Entities, Some(id)) => {
+                    d.entities.insert(at.slot, (id.clone(), *leaf));
+                }
+                (section, Some(id)) => {
+                    d.keyed.insert((section, id.clone()), *leaf);
+                }
+                (section, None) => {
+                    d.singles.insert(section, *leaf);
+                }
+            }
+        });
+        d
+    }
+
+    /// The state hash, hex.
+    pub(crate) fn hash(&self) -> String {
+        hash_of(&self.sum).to_hex().to_string()
+    }
+
+    /// Every leaf's path with its short digest.
+    pub(crate) fn map(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let mut put = |section, key: Option<&Id>, leaf: &Leaf| {
+            let c = LeafChange {
+                section,
+                key: key.cloned(),
+                digest: None,
+            };
+            out.insert(c.path(), short_hex(&short(leaf)));
+        };
+        for (id, leaf) in self.entities.values() {
+            put(Section::Entities, Some(id), leaf);
+        }
+        for ((section, id), leaf) in &self.keyed {
+            put(*section, Some(id), leaf);
+        }
+        for (section, leaf) in &self.singles {
+            put(*section, None, leaf);
+        }
+        out
+    }
+
+    /// How many leaves updates have re-hashed so far.
+    pub(crate) fn rehashed(&self) -> u64 {
+        self.rehashed
+    }
+
+    /// The leaves the last committed action changed, in path order.
+    pub(crate) fn changes(&self) -> &[LeafChange] {
+        &self.public
+    }
+
+    /// Forgets the last action's changes (the next one changed nothing yet).
+    pub(crate) fn clear_changes(&mut self) {
+        self.public.clear();
+    }
+
+    /// Brings every touched leaf up to date.
+    pub(crate) fn update(&mut self, state: &State, touched: &mut Vec<Touch>) {
+        self.changes.clear();
+        self.public.clear();
+        touched.sort_unstable();
+        touched.dedup();
+        for t in touched.drain(..) {
+            self.rehashed += 1;
+            match t {
+                Touch::Entity(k) => self.entity(state, k),
+                Touch::Keyed(section, key) => self.keyed(state, section, key),
+                Touch::Settings => {
+                    let mut all = keys(state, Section::Settings);
+                    let stored = self
+                        .keyed
+                        .range((Section::Settings, Id::from(""))..(Section::Stacks, Id::from("")))
+                        .map(|((_, k), _)| k.clone());
+                    all.extend(stored);
+                    all.sort_unstable();
+                    all.dedup();
+                    self.rehashed += count(all.len());
+                    for key in all {
+                        self.keyed(state, Section::Settings, key);
+                    }
+                }
+                Touch::Rng => {
+                    let new = single_leaf(state, Section::Rng, &mut self.buf);
+                    let old = self.singles.insert(Section::Rng, new);
+                    self.swap(Section::Rng, None, old, Some(new));
+                }
+            }
+        }
+        self.publish();
+    }
+
+    fn entity(&mut self, state: &State, k: EntityKey) {
+        let new = state
+            .get(k)
+            .map(|e| (e.id.clone(), entity_leaf(e, &mut self.buf)));
+        let old = match &new {
+            Some(n) => self.entities.insert(k, n.clone()),
+            None => self.entities.remove(k),
+        };
+        match (old, new) {
+            (Some((a, x)), Some((b, y))) if a != b => {
+                self.swap(Section::Entities, Some(a), Some(x), None);
+                self.swap(Section::Entities, Some(b), None, Some(y));
+            }
+            (old, new) => {
+                let id = new.as_ref().or(old.as_ref()).map(|(id, _)| id.clone());
+                self.swap(
+                    Section::Entities,
+                    id,
+                    old.map(|(_, l)| l),
+                    new.map(|(_, l)| l),
+                );
+            }
+        }
+    }
+
+    fn keyed(&mut self, state: &State, section: Section, key: Id) {
+        let new = keyed_leaf(state, section, &key, &mut self.buf);
+        let old = match new {
+            Some(l) => self.keyed.insert((section, key.clone()), l),
+            None => self.keyed.remove(&(section, key.clone())),
+        };
+        self.swap(section, Some(key), old, new);
+    }
+
+    /// Takes `old` out of the sum, puts `new` in, and notes the change.
+    fn swap(&mut self, section: Section, key: Option<Id>, old: Option<Leaf>, new: Option<Leaf>) {
+        if old == new {
+            return;
+        }
+        if let Some(o) = &old {
+            sub(&mut self.sum, o);
+        }
+        if let Some(n) = &new {
+            add(&mut self.sum, n);
+        }
+        self.changes.push(Swap {
+            section,
+            key,
+            old,
+            new,
+        });
+    }
+
+    /// Orders the changes by path and folds two changes of one path (an
+    /// entity destroyed and another made under its id) into one.
+    fn publish(&mut self) {
+        let mut changes = std::mem::take(&mut self.changes);
+        changes.sort_by(|a, b| (a.section, &a.key).cmp(&(b.section, &b.key)));
+        let mut i = 0;
+        while i < changes.len() {
+            let first = &changes[i];
+            let mut last_new = first.new;
+            let mut j = i + 1;
+            while j < changes.len()
+                && changes[j].section == first.section
+                && changes[j].key == first.key
+            {
+                last_new = changes[j].new;
+                j += 1;
+            }
+            if first.old != last_new {
+                self.public.push(LeafChange {
+                    section: first.section,
+                    key: first.key.clone(),
+                    digest: last_new.as_ref().map(short),
+                });
+            }
+            i = j;
+        }
+        changes.clear();
+        self.changes = changes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sum_is_modulo_two_to_the_512() {
+        let mut s = [u64::MAX; 8];
+        add(&mut s, &[1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(s, [0; 8]);
+        sub(&mut s, &[1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(s, [u64::MAX; 8]);
+        let x = [5, u64::MAX, 7, 0, 1, 2, 3, u64::MAX];
+        let before = s;
+        add(&mut s, &x);
+        sub(&mut s, &x);
+        assert_eq!(s, before);
+    }
+}

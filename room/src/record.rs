@@ -1,0 +1,79 @@
+//! The replayable record's lines (docs/formats.md, The record): each
+//! processed input with the state hash after it and the parts of the state
+//! it changed — both read from the kernel's tracked digests, so a line
+//! costs what the action touched, never the table.
+
+use std::collections::BTreeMap;
+
+use digipology_kernel::value::{write_string, write_u64};
+use digipology_kernel::{Action, Kernel};
+use serde_json::Value;
+
+/// Version of the record format. 2: the state hash is composed from leaf
+/// digests and `changed` names leaves (`players.<id>`, not `players`).
+pub const RECORD_VERSION: u64 = 2;
+
+/// One input as the room processed it, borrowed for the record.
+#[derive(Clone, Copy)]
+pub(crate) enum Given<'a> {
+    /// Read straight into its typed envelope (clock stamped).
+    Typed(&'a Action),
+    /// Processed as JSON (clock stamped), or JSON that was not an action.
+    Json(&'a Value),
+    /// A line that was not JSON (empty when over 4 KiB or not UTF-8).
+    Raw(&'a str),
+}
+
+/// Writes one record line (with its newline) for an input the kernel just
+/// processed as sequence `seq`: `{"seq":N,"action":{…}|"raw":"…",
+/// "hash":"…","changed":{path: short digest or null}}`.
+pub(crate) fn write_line(out: &mut String, seq: u64, given: Given<'_>, kernel: &Kernel) {
+    out.push_str("{\"seq\":");
+    write_u64(seq, out);
+    match given {
+        Given::Typed(a) => {
+            out.push_str(",\"action\":");
+            a.write_json(out);
+        }
+        Given::Json(v) => {
+            out.push_str(",\"action\":");
+            out.push_str(&v.to_string());
+        }
+        Given::Raw(r) => {
+            out.push_str(",\"raw\":");
+            write_string(r, out);
+        }
+    }
+    out.push_str(",\"hash\":\"");
+    out.push_str(&kernel.state_hash());
+    out.push_str("\",\"changed\":{");
+    let mut path = String::new();
+    for (i, c) in kernel.changes().iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        path.clear();
+        c.write_path(&mut path);
+        write_string(&path, out);
+        out.push(':');
+        match &c.digest {
+            Some(d) => {
+                out.push('"');
+                digipology_kernel::digest::write_hex(d, out);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        }
+    }
+    out.push_str("}}\n");
+}
+
+/// The parts of the state the last action changed, by path (a removed
+/// part maps to `None`).
+pub(crate) fn changes(kernel: &Kernel) -> BTreeMap<String, Option<String>> {
+    kernel
+        .changes()
+        .iter()
+        .map(|c| (c.path(), c.hex()))
+        .collect()
+}
