@@ -39,6 +39,18 @@ fn every_example_loads_lean_to_the_same_state() {
 }
 
 #[test]
+fn entities_keyed_by_id_load_lean_to_the_same_state() {
+    let text = r#"{"seats": ["n"], "entities": {"b": {"tags": ["x"], "components": {"counter": {"value": 3}}},
+        "a": {"id": "a", "components": {"transform": {"position": {"x": 1, "y": 2, "z": 3}}}},
+        "b": {"props": {"k": 1}}, "\u00e9t\u00e9": {}}}"#;
+    let dir = scratch("lean-keyed");
+    std::fs::write(dir.join("game.json"), text).expect("write");
+    let (full, lean) = both(&dir);
+    assert!(full.is_ok(), "{full:?}");
+    assert_eq!(full, lean);
+}
+
+#[test]
 fn a_broken_manifest_fails_lean_exactly_as_it_fails_whole() {
     let cases = [
         r#"{"entities": 5}"#,
@@ -54,6 +66,12 @@ fn a_broken_manifest_fails_lean_exactly_as_it_fails_whole() {
         r#"{"entities": [{"id": "a"},]}"#,
         r#"[1, 2]"#,
         r#"{"entities": [{"id": "a\u0000"}]}"#,
+        r#"{"entities": {"b": {"tags": 5}, "a": {"id": "z"}}}"#,
+        r#"{"entities": {"b": {"tags": 5}, "a": 7}}"#,
+        r#"{"entities": {"": {}}}"#,
+        r#"{"entities": {"a": {}, "a": {"id": "b"}}}"#,
+        r#"{"entities": {"a": {}, }}"#,
+        r#"{"entities": {"a\u00e9\n": {"components": {"die": {"faces": [1, {}]}}}}}"#,
     ];
     for (i, text) in cases.iter().enumerate() {
         let dir = scratch(&format!("lean-{i}"));

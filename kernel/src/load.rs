@@ -47,9 +47,10 @@ pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
 }
 
 /// [`state_from_game`] for a manifest read without its `entities` (which
-/// `game` does not hold), given as the JSON text of that key instead: an
-/// array of entities is read one entity at a time, so a 100,000-entity game
-/// never exists as one JSON value tree. Same state, same errors.
+/// `game` does not hold), given as the JSON text of that key instead: the
+/// entities (an array, or an object keyed by id) are read one at a time,
+/// so a 100,000-entity game never exists as one JSON value tree. Same
+/// state, same errors.
 ///
 /// # Errors
 /// The first problem found, with its path.
@@ -59,11 +60,14 @@ pub fn state_from_game_streamed(
     seed: u64,
 ) -> Result<State, LoadError> {
     build(game, seed, &mut |state| {
-        if entities.trim_start().starts_with('[') {
+        let start = entities.trim_start();
+        if start.starts_with('[') {
             load_entity_array(state, entities)
+        } else if start.starts_with('{') {
+            load_entity_object(state, entities)
         } else {
-            // Any other shape (an object keyed by id, a wrong type) is read
-            // whole, as the value-tree path reads it.
+            // Any other shape (a wrong type) is read whole, as the
+            // value-tree path reads it, for the same error.
             let value: Json = serde_json::from_str(entities).map_err(|e| LoadError {
                 path: "entities".into(),
                 message: e.to_string(),
@@ -192,20 +196,7 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
         }
         Json::Object(map) => {
             for (id, e) in map {
-                let path = format!("entities[\"{id}\"]");
-                if id.is_empty() {
-                    return err(&path, "entity ids must be non-empty");
-                }
-                let obj = as_object(e, &path)?;
-                if let Some(inner) = obj.get("id") {
-                    if inner.as_str() != Some(id) {
-                        return err(
-                            &format!("{path}.id"),
-                            "must equal the key it is stored under",
-                        );
-                    }
-                }
-                add_entity(state, id, obj, &path)?;
+                load_keyed_entity(state, id, e)?;
             }
         }
         _ => {
@@ -214,6 +205,43 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
                 "must be an array of entities or an object keyed by id",
             )
         }
+    }
+    Ok(())
+}
+
+/// `entities["id"]` of the object form.
+fn load_keyed_entity(state: &mut State, id: &str, e: &Json) -> Result<(), LoadError> {
+    let path = format!("entities[\"{id}\"]");
+    if id.is_empty() {
+        return err(&path, "entity ids must be non-empty");
+    }
+    let obj = as_object(e, &path)?;
+    if let Some(inner) = obj.get("id") {
+        if inner.as_str() != Some(id) {
+            return err(
+                &format!("{path}.id"),
+                "must equal the key it is stored under",
+            );
+        }
+    }
+    add_entity(state, id, obj, &path)
+}
+
+/// The object form read lean: each entity stays text (a slice of
+/// `text`) until its turn, in key order (a key given twice keeps its last
+/// value), as the value-tree path reads it.
+fn load_entity_object(state: &mut State, text: &str) -> Result<(), LoadError> {
+    let entries: std::collections::BTreeMap<String, &serde_json::value::RawValue> =
+        serde_json::from_str(text).map_err(|e| LoadError {
+            path: "entities".into(),
+            message: e.to_string(),
+        })?;
+    for (id, raw) in entries {
+        let e: Json = serde_json::from_str(raw.get()).map_err(|e| LoadError {
+            path: format!("entities[\"{id}\"]"),
+            message: e.to_string(),
+        })?;
+        load_keyed_entity(state, &id, &e)?;
     }
     Ok(())
 }
