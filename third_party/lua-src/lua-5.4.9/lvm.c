@@ -1180,9 +1180,18 @@ void luaV_finishOp (lua_State *L) {
 
 
 /* fetch an instruction and prepare its execution */
+/*
+** Digipology: with only a count hook set (the instruction budget), an
+** instruction that does not bring the count to zero just counts, here,
+** instead of calling 'luaG_traceexec' (which would count it the same way
+** and return at once). The hook fires on the same instruction as before.
+*/
 #define vmfetch()	{ \
   if (l_unlikely(trap)) {  /* stack reallocation or hooks? */ \
-    trap = luaG_traceexec(L, pc);  /* handle hooks */ \
+    if (L->hookmask == LUA_MASKCOUNT && L->hookcount > 1) \
+      L->hookcount--;  /* not due yet */ \
+    else \
+      trap = luaG_traceexec(L, pc);  /* handle hooks */ \
     updatebase(ci);  /* correct stack */ \
   } \
   i = *(pc++); \

@@ -2,9 +2,10 @@ use std::env;
 // Digipology: the patched C files are part of this crate's build inputs, so
 // editing them rebuilds this crate and re-runs mlua-sys's build script
 // (which compiles them); otherwise cargo would keep the old objects.
-const _PATCHED: [&[u8]; 5] = [
+const _PATCHED: [&[u8]; 6] = [
     include_bytes!("../lua-5.4.9/ltablib.c"),
     include_bytes!("../lua-5.4.9/lvm.c"),
+    include_bytes!("../lua-5.4.9/ldo.c"),
     include_bytes!("../lua-5.4.9/lvm.h"),
     include_bytes!("../lua-5.4.9/lobject.c"),
     include_bytes!("../lua-5.4.9/lstrlib.c"),
