@@ -17,7 +17,11 @@ pub(crate) type Failed = (String, Option<u32>, ScriptErrorKind);
 /// memory limits are named with the setting that raises them; otherwise the
 /// kind the sandbox recorded (runtime when none), the script's line, and the
 /// message without mlua's decoration.
-pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String) -> Failed {
+///
+/// `msg` is mlua's text of the error (`runtime error: …`, maybe with a
+/// traceback), or with `raw` the error string itself, as a script's handler
+/// raised it.
+pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String, raw: bool) -> Failed {
     if shared.exhausted.get() {
         let msg = format!(
             "{BUDGET_MSG} ({} instructions per action; game.json limits.instructionsMax or run --instructions-max sets it)",
@@ -34,7 +38,7 @@ pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String) -> Failed 
     }
     let kind = shared.fail_kind.get().unwrap_or(ScriptErrorKind::Runtime);
     let line = line_of(&msg);
-    (clean(&msg), line, kind)
+    (clean(msg, raw), line, kind)
 }
 
 /// A compile error as a [`LoadError`], with its line.
@@ -109,23 +113,32 @@ pub fn line_of(msg: &str) -> Option<u32> {
 /// Longest error message kept, in characters.
 const MESSAGE_CHARS_MAX: usize = 2000;
 
-/// A message without mlua's `runtime error: ` prefix and stack traceback,
-/// with no memory address (an error object that is a table, function or
-/// userdata without `__tostring` is described by its type), cut at
-/// [`MESSAGE_CHARS_MAX`] characters.
-fn clean(msg: &str) -> String {
-    let msg = msg.strip_prefix("runtime error: ").unwrap_or(msg);
-    let msg = msg.split("\nstack traceback:").next().unwrap_or(msg);
+/// A message without mlua's `runtime error: ` prefix (unless `raw`: then
+/// there is none to take off) and stack traceback, with no memory address
+/// (an error object that is a table, function or userdata without
+/// `__tostring` is described by its type), cut at [`MESSAGE_CHARS_MAX`]
+/// characters. Most messages need none of it and are kept as they are.
+fn clean(msg: String, raw: bool) -> String {
+    let mut text = msg.as_str();
+    if !raw {
+        text = text.strip_prefix("runtime error: ").unwrap_or(text);
+    }
+    if text.contains('\n') {
+        text = text.split("\nstack traceback:").next().unwrap_or(text);
+    }
     for kind in ["table", "function", "userdata", "thread"] {
-        if let Some(rest) = msg.strip_prefix(kind).and_then(|r| r.strip_prefix(": 0x")) {
+        if let Some(rest) = text.strip_prefix(kind).and_then(|r| r.strip_prefix(": 0x")) {
             if rest.chars().all(|c| c.is_ascii_hexdigit()) {
                 return format!("(error object is a {kind} value)");
             }
         }
     }
-    if msg.chars().count() > MESSAGE_CHARS_MAX {
-        let cut: String = msg.chars().take(MESSAGE_CHARS_MAX).collect();
+    if text.len() > MESSAGE_CHARS_MAX && text.chars().count() > MESSAGE_CHARS_MAX {
+        let cut: String = text.chars().take(MESSAGE_CHARS_MAX).collect();
         return format!("{cut}...");
     }
-    msg.to_owned()
+    if text.len() == msg.len() {
+        return msg;
+    }
+    text.to_owned()
 }

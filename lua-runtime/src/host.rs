@@ -116,9 +116,10 @@ impl LuaHost {
                 {
                     (msg, None, ScriptErrorKind::Memory)
                 } else {
-                    // Read as mlua shows a runtime error, so `classify`
-                    // treats this text exactly as it did the old way in.
-                    classify(&self.shared, &self.limits, format!("runtime error: {msg}"))
+                    // The script's own text: `classify` treats it as it
+                    // treats mlua's text of a runtime error, less mlua's
+                    // prefix.
+                    classify(&self.shared, &self.limits, msg, true)
                 }
             }
             Ok((_, a, b)) => return Ok((a, b)),
@@ -127,7 +128,7 @@ impl LuaHost {
                 None,
                 ScriptErrorKind::Memory,
             ),
-            Err(e) => classify(&self.shared, &self.limits, e.to_string()),
+            Err(e) => classify(&self.shared, &self.limits, e.to_string(), false),
         };
         // A message without a script position takes the line of the
         // innermost script frame when the error was raised (what the
@@ -153,8 +154,8 @@ impl LuaHost {
         (message, line, kind): Failed,
     ) -> ScriptFailure {
         ScriptFailure {
-            script_id: b.script_id.to_string(),
-            binding_id: b.binding_id.to_string(),
+            script_id: String::from(&*b.script_id),
+            binding_id: String::from(&*b.binding_id),
             function: function.to_owned(),
             line,
             message,
