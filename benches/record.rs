@@ -21,7 +21,7 @@ fn table(n: usize) -> serde_json::Value {
     json!({"seats": ["a"], "entities": entities})
 }
 
-const ADD: &str = r#"{"type":"counter.add","source":{"kind":"system"},"payload":{"entityId":"e000001","amount":1}}"#;
+const ADD: &str = r#"{"type":"counter.add","source":{"kind":"script","scriptId":"main","bindingId":"global"},"payload":{"entityId":"e000001","amount":1}}"#;
 
 fn room(game: &serde_json::Value, record: bool) -> Room {
     let mut room = Room::new(state_from_game(game, 1).expect("bench table"), None);
@@ -45,6 +45,12 @@ fn record(c: &mut Criterion) {
             let mut r = room(&game, recorded);
             let name = if recorded { "recorded" } else { "unrecorded" };
             let mut sink = std::io::sink();
+            // The action must be accepted (a rejection changes nothing, and
+            // would measure no digest work at all).
+            let mut events = Vec::new();
+            r.submit_line(&line, &mut events).expect("runs");
+            let text = String::from_utf8_lossy(&events);
+            assert!(text.contains("counter.changed"), "not accepted: {text}");
             group.bench_function(BenchmarkId::new(format!("counter.add {name}"), n), |b| {
                 b.iter(|| r.submit_line(&line, &mut sink).expect("runs"))
             });

@@ -4,10 +4,10 @@
 //!
 //! The gameplay document is cut into leaves: one per entity, player,
 //! prompt, seat, setting, stack, script storage and timer, and one each for
-//! `kernelVersion` and `rng`. A leaf's digest is 64 bytes of blake3 output
-//! over its canonical text; the state hash is blake3 of the sum of every
-//! leaf digest modulo 2^512. A sum can be brought up to date by taking out
-//! a touched leaf's old digest and adding its new one, so hashing after an
+//! `kernelVersion` and `rng`. A leaf's digest is the 128-bit XXH3 hash of
+//! its canonical text; the state hash is blake3 of the sum of every leaf
+//! digest modulo 2^128. A sum can be brought up to date by taking out a
+//! touched leaf's old digest and adding its new one, so hashing after an
 //! action costs what the action touched, never the table.
 
 use std::collections::BTreeMap;
@@ -20,9 +20,8 @@ use crate::id::Id;
 use crate::state::{EntityKey, State, KERNEL_VERSION};
 use crate::value::{write_number, write_string};
 
-/// A leaf digest: 64 bytes of blake3 output as a little-endian 512-bit
-/// number (least significant word first).
-pub(crate) type Leaf = [u64; 8];
+/// A leaf digest: the 128-bit XXH3 hash of the leaf's bytes.
+pub(crate) type Leaf = u128;
 
 /// A top-level member of the gameplay document, in the document's key
 /// order.
@@ -143,54 +142,43 @@ pub fn write_hex(bytes: &[u8], out: &mut String) {
 }
 
 fn leaf_of(bytes: &str) -> Leaf {
-    let mut out = [0u8; 64];
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(bytes.as_bytes());
-    hasher.finalize_xof().fill(&mut out);
-    let mut leaf = [0u64; 8];
-    for (word, chunk) in leaf.iter_mut().zip(out.chunks_exact(8)) {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(chunk);
-        *word = u64::from_le_bytes(b);
-    }
-    leaf
+    xxhash_rust::xxh3::xxh3_128(bytes.as_bytes())
 }
 
 fn count(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
+/// The short digest: the leaf digest's high 64 bits as 8 big-endian bytes
+/// (the first 16 hex digits of its canonical hex form).
 fn short(leaf: &Leaf) -> [u8; 8] {
-    leaf[0].to_le_bytes()
+    let [hi, ..] = leaf_halves(*leaf);
+    hi.to_be_bytes()
+}
+
+/// (high, low) 64-bit halves.
+fn leaf_halves(leaf: Leaf) -> [u64; 2] {
+    let bytes = leaf.to_be_bytes();
+    let (hi, lo) = bytes.split_at(8);
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        u64::from_be_bytes(w)
+    };
+    [word(hi), word(lo)]
 }
 
 fn add(sum: &mut Leaf, x: &Leaf) {
-    let mut carry = false;
-    for (s, v) in sum.iter_mut().zip(x) {
-        let (a, c1) = s.overflowing_add(*v);
-        let (b, c2) = a.overflowing_add(u64::from(carry));
-        *s = b;
-        carry = c1 || c2;
-    }
+    *sum = sum.wrapping_add(*x);
 }
 
 fn sub(sum: &mut Leaf, x: &Leaf) {
-    let mut borrow = false;
-    for (s, v) in sum.iter_mut().zip(x) {
-        let (a, b1) = s.overflowing_sub(*v);
-        let (b, b2) = a.overflowing_sub(u64::from(borrow));
-        *s = b;
-        borrow = b1 || b2;
-    }
+    *sum = sum.wrapping_sub(*x);
 }
 
-/// The state hash of a leaf sum: blake3 of its 64 little-endian bytes.
+/// The state hash of a leaf sum: blake3 of its 16 little-endian bytes.
 fn hash_of(sum: &Leaf) -> blake3::Hash {
-    let mut bytes = [0u8; 64];
-    for (chunk, word) in bytes.chunks_exact_mut(8).zip(sum) {
-        chunk.copy_from_slice(&word.to_le_bytes());
-    }
-    blake3::hash(&bytes)
+    blake3::hash(&sum.to_le_bytes())
 }
 
 /// The leaf of an entity: `["entities",<id>,<entity>]`.
@@ -307,7 +295,7 @@ impl State {
     /// Computed from scratch; a [`crate::Kernel`] that tracks digests keeps
     /// it up to date per action instead.
     pub fn hash(&self) -> String {
-        let mut sum = [0u64; 8];
+        let mut sum: Leaf = 0;
         each_leaf(self, &mut |_, leaf| add(&mut sum, leaf));
         hash_of(&sum).to_hex().to_string()
     }
@@ -380,6 +368,11 @@ impl Digests {
     /// The state hash, hex.
     pub(crate) fn hash(&self) -> String {
         hash_of(&self.sum).to_hex().to_string()
+    }
+
+    /// Appends the state hash, hex.
+    pub(crate) fn write_hash(&self, out: &mut String) {
+        out.push_str(hash_of(&self.sum).to_hex().as_str());
     }
 
     /// Every leaf's path with its short digest.
@@ -456,6 +449,18 @@ impl Digests {
     }
 
     fn entity(&mut self, state: &State, k: EntityKey) {
+        // The common case: an entity changed in place (no id to copy).
+        if let (Some(e), Some((id, leaf))) = (state.get(k), self.entities.get_mut(k)) {
+            if *id == e.id {
+                let new = entity_leaf(e, &mut self.buf);
+                let old = std::mem::replace(leaf, new);
+                if old != new {
+                    let id = id.clone();
+                    self.swap(Section::Entities, Some(id), Some(old), Some(new));
+                }
+                return;
+            }
+        }
         let new = state
             .get(k)
             .map(|e| (e.id.clone(), entity_leaf(e, &mut self.buf)));
@@ -526,9 +531,10 @@ impl Digests {
                 j += 1;
             }
             if first.old != last_new {
+                let section = first.section;
                 self.public.push(LeafChange {
-                    section: first.section,
-                    key: first.key.clone(),
+                    section,
+                    key: changes[i].key.take(),
                     digest: last_new.as_ref().map(short),
                 });
             }
@@ -544,16 +550,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_sum_is_modulo_two_to_the_512() {
-        let mut s = [u64::MAX; 8];
-        add(&mut s, &[1, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(s, [0; 8]);
-        sub(&mut s, &[1, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(s, [u64::MAX; 8]);
-        let x = [5, u64::MAX, 7, 0, 1, 2, 3, u64::MAX];
+    fn the_sum_is_modulo_two_to_the_128() {
+        let mut s = u128::MAX;
+        add(&mut s, &1);
+        assert_eq!(s, 0);
+        sub(&mut s, &1);
+        assert_eq!(s, u128::MAX);
+        let x = 5u128 << 100 | 7;
         let before = s;
         add(&mut s, &x);
         sub(&mut s, &x);
         assert_eq!(s, before);
+    }
+
+    #[test]
+    fn the_short_digest_is_the_high_half_in_hex_order() {
+        let leaf: Leaf = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+        assert_eq!(short_hex(&short(&leaf)), "0123456789abcdef");
     }
 }

@@ -100,6 +100,15 @@ impl Kernel {
         }
     }
 
+    /// Appends the state hash (hex) to `out`: [`Kernel::state_hash`]
+    /// without a new string.
+    pub fn write_state_hash(&self, out: &mut String) {
+        match &self.digests {
+            Some(d) => d.write_hash(out),
+            None => out.push_str(&self.state.hash()),
+        }
+    }
+
     /// Keeps a digest of every part of the state from now on, brought up
     /// to date after each committed action from what it touched: the
     /// state hash and [`Kernel::changes`] then cost what an action

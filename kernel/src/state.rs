@@ -513,14 +513,14 @@ mod tests {
         );
         assert_eq!(
             s.hash(),
-            "fa4edf9e0c2104f691fcb51106c8997c180ec87a090fe99b19502c80b1ef21d2"
+            "a55ba30f1e3831d590e6ee8cbb75ef5e688c9523912af31c6a4d2831f8579570"
         );
         let digests = s.digest_map();
         assert_eq!(
             digests.into_iter().collect::<Vec<_>>(),
             [
-                ("kernelVersion".to_owned(), "781b9fa9c4fdf8f3".to_owned()),
-                ("rng".to_owned(), "1829ef813606da7b".to_owned())
+                ("kernelVersion".to_owned(), "981622dce9fe0e07".to_owned()),
+                ("rng".to_owned(), "7d76289e0239ce79".to_owned())
             ]
         );
     }

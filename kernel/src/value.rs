@@ -199,26 +199,20 @@ pub fn write_number(n: f64, out: &mut String) {
 }
 
 /// Writes an unsigned integer's decimal digits.
-pub fn write_u64(mut n: u64, out: &mut String) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        // A digit: n % 10 < 10.
-        #[allow(clippy::cast_possible_truncation)]
-        let d = (n % 10) as u8;
-        digits[i] = b'0' + d;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // ASCII digits: always UTF-8.
-    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+pub fn write_u64(n: u64, out: &mut String) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// Writes a JSON string escaped as `JSON.stringify` does.
 pub fn write_string(s: &str, out: &mut String) {
+    // Most strings (ids, keys, types) need no escape: one scan, one copy.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {

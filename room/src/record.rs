@@ -31,9 +31,9 @@ pub(crate) fn write_line(out: &mut String, seq: u64, given: Given<'_>, kernel: &
     out.push_str("{\"seq\":");
     write_u64(seq, out);
     match given {
-        Given::Typed(a) => {
+        Given::Typed(action) => {
             out.push_str(",\"action\":");
-            a.write_json(out);
+            action.write_json(out);
         }
         Given::Json(v) => {
             out.push_str(",\"action\":");
@@ -45,7 +45,7 @@ pub(crate) fn write_line(out: &mut String, seq: u64, given: Given<'_>, kernel: &
         }
     }
     out.push_str(",\"hash\":\"");
-    out.push_str(&kernel.state_hash());
+    kernel.write_state_hash(out);
     out.push_str("\",\"changed\":{");
     let mut path = String::new();
     for (i, c) in kernel.changes().iter().enumerate() {

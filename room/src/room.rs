@@ -608,9 +608,9 @@ impl Room {
 /// An input as a history keeps it.
 fn input_of(given: Given<'_>) -> Input {
     match given {
-        Given::Typed(a) => {
+        Given::Typed(action) => {
             let mut text = String::new();
-            a.write_json(&mut text);
+            action.write_json(&mut text);
             Input::Action(serde_json::from_str(&text).unwrap_or(Value::Null))
         }
         Given::Json(v) => Input::Action(v.clone()),

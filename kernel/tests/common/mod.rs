@@ -173,9 +173,10 @@ pub fn component(k: &Kernel, entity: &str, name: &str) -> Value {
 /// member of the id-keyed sections (`entities`, `players`, `prompts`,
 /// `seats`, `settings`, `stacks`, `storage`, `timers`) is one leaf
 /// (`[section, key, value]`), `kernelVersion` and `rng` one leaf each
-/// (`[section, value]`); a leaf's digest is 64 bytes of blake3 output read as a
-/// little-endian number; the hash is blake3 of the digests' sum modulo
-/// 2^512.
+/// (`[section, value]`); a leaf's digest is the 128-bit XXH3 hash of its
+/// canonical JSON; the hash is blake3 of the digests' sum modulo 2^128 as
+/// 16 little-endian bytes; a short digest is the first 16 hex digits of a
+/// leaf digest.
 pub fn hash_by_definition(
     state: &digipology_kernel::State,
 ) -> (String, std::collections::BTreeMap<String, String>) {
@@ -183,22 +184,12 @@ pub fn hash_by_definition(
     let V::Object(top) = state.to_value(false) else {
         panic!("the document is an object")
     };
-    let mut sum = [0u8; 64];
+    let mut sum = 0u128;
     let mut paths = std::collections::BTreeMap::new();
     let mut leaf = |path: String, v: V| {
-        let mut d = [0u8; 64];
-        blake3::Hasher::new()
-            .update(v.to_canonical_json().as_bytes())
-            .finalize_xof()
-            .fill(&mut d);
-        let mut carry = 0u16;
-        for (s, x) in sum.iter_mut().zip(d) {
-            let t = u16::from(*s) + u16::from(x) + carry;
-            *s = t.to_le_bytes()[0];
-            carry = t >> 8;
-        }
-        let hex: String = d[..8].iter().map(|b| format!("{b:02x}")).collect();
-        paths.insert(path, hex);
+        let d = xxhash_rust::xxh3::xxh3_128(v.to_canonical_json().as_bytes());
+        sum = sum.wrapping_add(d);
+        paths.insert(path, format!("{d:032x}")[..16].to_owned());
     };
     for (section, value) in top {
         match value {
@@ -213,5 +204,5 @@ pub fn hash_by_definition(
             v => leaf(section.clone(), V::Array(vec![V::from(section), v])),
         }
     }
-    (blake3::hash(&sum).to_hex().to_string(), paths)
+    (blake3::hash(&sum.to_le_bytes()).to_hex().to_string(), paths)
 }
