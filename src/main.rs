@@ -207,9 +207,16 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     };
     let resumed = args.resume.is_some();
     let events_path = PathBuf::from(&args.events);
-    let io_err = |e: io::Error| CliError::Io {
-        path: events_path.clone(),
-        message: e.to_string(),
+    let record_path = args.record.clone().unwrap_or_default();
+    let io_err = |e: io::Error| match record::record_failure(&e) {
+        Some(r) => CliError::Io {
+            path: record_path.clone(),
+            message: r.to_string(),
+        },
+        None => CliError::Io {
+            path: events_path.clone(),
+            message: e.to_string(),
+        },
     };
     let setup = |room: &mut Room, file_starts_game: bool, out: &mut dyn Write| -> io::Result<()> {
         if !file_starts_game && !resumed {

@@ -64,11 +64,15 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
             continue;
         }
         let lineno = i + 2;
-        let rec: Value =
-            serde_json::from_str(&line).map_err(|e| format!("{}:{lineno}: {e}", log.display()))?;
-        let action = rec.get("action").cloned().unwrap_or(Value::Null);
-        let raw = rec.get("raw").and_then(Value::as_str).map(str::to_owned);
-        match raw {
+        let at_line = |e: serde_json::Error| format!("{}:{lineno}: {e}", log.display());
+        let rec: RecordLine<'_> = serde_json::from_str(&line).map_err(at_line)?;
+        // The action is read on its own: the line wraps it one level deeper
+        // than the deepest action `run` accepts.
+        let action: Value = match rec.action {
+            Some(a) => serde_json::from_str(a.get()).map_err(at_line)?,
+            None => Value::Null,
+        };
+        match rec.raw {
             Some(text) => room
                 .submit_line(&crate::jsonl::Line::Bytes(text.into_bytes()), &mut sink)
                 .map_err(|e| e.to_string())?,
@@ -76,23 +80,19 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
                 .submit_json(action.clone(), &mut sink)
                 .map_err(|e| e.to_string())?,
         }
-        if let Some(changed) = rec.get("changed").and_then(Value::as_object) {
-            for (k, v) in changed {
-                match v.as_str() {
-                    Some(h) => expected.insert(k.clone(), h.to_owned()),
-                    None => expected.remove(k),
-                };
-            }
+        for (k, v) in rec.changed {
+            match v {
+                Some(h) => expected.insert(k, h),
+                None => expected.remove(&k),
+            };
         }
-        let want = rec.get("hash").and_then(Value::as_str).unwrap_or("");
         let got = room.kernel().state_hash();
-        if got != want {
+        if got != rec.hash {
             return Ok(Verdict::Diverged(divergence(
                 &room,
                 &expected,
-                &rec,
-                &action,
-                (want, &got),
+                (rec.seq, &action),
+                (&rec.hash, &got),
                 (log, lineno),
             )));
         }
@@ -153,12 +153,26 @@ fn room_for(header: &Value, package: &Package, log: &Path) -> Result<crate::room
     .map_err(|e| e.to_string())
 }
 
+/// One line of a record after the header (docs/formats.md, The record).
+#[derive(serde::Deserialize)]
+struct RecordLine<'a> {
+    #[serde(default)]
+    seq: u64,
+    #[serde(borrow, default)]
+    action: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    raw: Option<String>,
+    #[serde(default)]
+    hash: String,
+    #[serde(default)]
+    changed: BTreeMap<String, Option<String>>,
+}
+
 /// What the replay says when a hash differs: where, and which state paths.
 fn divergence(
     room: &crate::room::Room,
     expected: &BTreeMap<String, String>,
-    rec: &Value,
-    action: &Value,
+    (seq, action): (u64, &Value),
     (want, got): (&str, &str),
     (log, lineno): (&Path, usize),
 ) -> String {
@@ -171,7 +185,6 @@ fn divergence(
         .filter(|p| expected.get(*p) != now.get(*p))
         .map(String::as_str)
         .collect();
-    let seq = rec.get("seq").and_then(Value::as_u64).unwrap_or(0);
     let ty = action
         .get("type")
         .and_then(Value::as_str)

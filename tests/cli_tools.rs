@@ -179,3 +179,29 @@ fn check_names_every_problem_with_file_and_line() {
     let ok = run(&["check", "examples/high-card"], b"");
     assert!(ok.status.success());
 }
+
+/// A record that cannot be written is named as the record, not as the
+/// events file (both are buffered writers the room fills).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_record_that_cannot_be_written_names_the_record_file() {
+    let dir = scratch("record-full");
+    let events = dir.join("events.jsonl");
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            "examples/basics/actions.jsonl",
+            "--events",
+            events.to_str().unwrap_or_default(),
+            "--record",
+            "/dev/full",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/dev/full: No space left"), "{err}");
+    assert!(!err.contains("events.jsonl"), "{err}");
+}

@@ -295,3 +295,50 @@ fn a_linked_scripts_folder_cannot_leak_files() {
         "{text}"
     );
 }
+
+/// Rule: whatever `run` accepts, its record replays. The deepest action a
+/// line may hold (127 levels: 128 or more is `malformed_action`) sits one
+/// level deeper inside its record line, and the replay still reads it.
+#[test]
+fn the_deepest_accepted_action_replays_from_its_record() {
+    let dir = scratch("deep-record");
+    let depth_of = |levels: usize| {
+        let arrays = levels - 2;
+        format!(
+            "{{\"type\":\"counter.add\",\"source\":{{\"kind\":\"system\"}},\"payload\":{{\"x\":{}{}}}}}\n",
+            "[".repeat(arrays),
+            "]".repeat(arrays)
+        )
+    };
+    let actions = write(
+        &dir,
+        "a.jsonl",
+        format!("{}{}", depth_of(127), depth_of(128)).as_bytes(),
+    );
+    let record = dir.join("rec.jsonl");
+    let out = run(
+        &[
+            "run",
+            "examples/basics",
+            "--actions",
+            actions.to_str().expect("path"),
+            "--record",
+            record.to_str().expect("path"),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    let events = String::from_utf8_lossy(&out.stdout);
+    // 127 levels is read (and refused for its source), 128 is malformed.
+    assert!(events.contains("source_not_allowed"), "{events}");
+    assert!(events.contains("recursion limit exceeded"), "{events}");
+    let replay = run(&["replay", record.to_str().expect("path")], b"");
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}

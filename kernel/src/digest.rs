@@ -105,24 +105,33 @@ pub struct LeafChange {
 impl LeafChange {
     /// Writes its path (`entities.<id>`, `rng`, …) to `out`.
     pub fn write_path(&self, out: &mut String) {
-        out.push_str(self.section.name());
-        if let Some(k) = &self.key {
-            out.push('.');
-            out.push_str(k);
-        }
+        write_path(self.section, self.key.as_deref(), out);
     }
 
     /// Its path (`entities.<id>`, `rng`, …).
     pub fn path(&self) -> String {
-        let mut out = String::new();
-        self.write_path(&mut out);
-        out
+        path(self.section, self.key.as_deref())
     }
 
     /// Its new short digest as 16 hex digits, or `None` when removed.
     pub fn hex(&self) -> Option<String> {
         self.digest.map(|d| short_hex(&d))
     }
+}
+
+/// Writes a leaf's path: `section.key`, or the section's name alone.
+fn write_path(section: Section, key: Option<&str>, out: &mut String) {
+    out.push_str(section.name());
+    if let Some(k) = key {
+        out.push('.');
+        out.push_str(k);
+    }
+}
+
+fn path(section: Section, key: Option<&str>) -> String {
+    let mut out = String::new();
+    write_path(section, key, &mut out);
+    out
 }
 
 /// 8 bytes as 16 lowercase hex digits.
@@ -143,10 +152,6 @@ pub fn write_hex(bytes: &[u8], out: &mut String) {
 
 fn leaf_of(bytes: &str) -> Leaf {
     xxhash_rust::xxh3::xxh3_128(bytes.as_bytes())
-}
-
-fn count(n: usize) -> u64 {
-    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// The short digest: the leaf digest's high 64 bits as 8 big-endian bytes
@@ -290,7 +295,7 @@ fn each_leaf(state: &State, f: &mut dyn FnMut(At<'_>, &Leaf)) {
 
 impl State {
     /// The state hash (docs/determinism.md): blake3 of the sum, modulo
-    /// 2^512, of every leaf digest of the gameplay document (every field
+    /// 2^128, of every leaf digest of the gameplay document (every field
     /// except `sequence`, so a rejected action leaves it unchanged), hex.
     /// Computed from scratch; a [`crate::Kernel`] that tracks digests keeps
     /// it up to date per action instead.
@@ -305,12 +310,10 @@ impl State {
     pub fn digest_map(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         each_leaf(self, &mut |at, leaf| {
-            let change = LeafChange {
-                section: at.section,
-                key: at.key.cloned(),
-                digest: Some(short(leaf)),
-            };
-            out.insert(change.path(), short_hex(&short(leaf)));
+            out.insert(
+                path(at.section, at.key.map(|k| &**k)),
+                short_hex(&short(leaf)),
+            );
         });
         out
     }
@@ -367,7 +370,9 @@ impl Digests {
 
     /// The state hash, hex.
     pub(crate) fn hash(&self) -> String {
-        hash_of(&self.sum).to_hex().to_string()
+        let mut out = String::with_capacity(64);
+        self.write_hash(&mut out);
+        out
     }
 
     /// Appends the state hash, hex.
@@ -379,12 +384,7 @@ impl Digests {
     pub(crate) fn map(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         let mut put = |section, key: Option<&Id>, leaf: &Leaf| {
-            let c = LeafChange {
-                section,
-                key: key.cloned(),
-                digest: None,
-            };
-            out.insert(c.path(), short_hex(&short(leaf)));
+            out.insert(path(section, key.map(|k| &**k)), short_hex(&short(leaf)));
         };
         for (id, leaf) in self.entities.values() {
             put(Section::Entities, Some(id), leaf);
@@ -420,7 +420,6 @@ impl Digests {
         touched.sort_unstable();
         touched.dedup();
         for t in touched.drain(..) {
-            self.rehashed += 1;
             match t {
                 Touch::Entity(k) => self.entity(state, k),
                 Touch::Keyed(section, key) => self.keyed(state, section, key),
@@ -433,12 +432,12 @@ impl Digests {
                     all.extend(stored);
                     all.sort_unstable();
                     all.dedup();
-                    self.rehashed += count(all.len());
                     for key in all {
                         self.keyed(state, Section::Settings, key);
                     }
                 }
                 Touch::Rng => {
+                    self.rehashed += 1;
                     let new = single_leaf(state, Section::Rng, &mut self.buf);
                     let old = self.singles.insert(Section::Rng, new);
                     self.swap(Section::Rng, None, old, Some(new));
@@ -452,6 +451,7 @@ impl Digests {
         // The common case: an entity changed in place (no id to copy).
         if let (Some(e), Some((id, leaf))) = (state.get(k), self.entities.get_mut(k)) {
             if *id == e.id {
+                self.rehashed += 1;
                 let new = entity_leaf(e, &mut self.buf);
                 let old = std::mem::replace(leaf, new);
                 if old != new {
@@ -461,9 +461,10 @@ impl Digests {
                 return;
             }
         }
-        let new = state
-            .get(k)
-            .map(|e| (e.id.clone(), entity_leaf(e, &mut self.buf)));
+        let new = state.get(k).map(|e| {
+            self.rehashed += 1;
+            (e.id.clone(), entity_leaf(e, &mut self.buf))
+        });
         let old = match &new {
             Some(n) => self.entities.insert(k, n.clone()),
             None => self.entities.remove(k),
@@ -487,6 +488,7 @@ impl Digests {
 
     fn keyed(&mut self, state: &State, section: Section, key: Id) {
         let new = keyed_leaf(state, section, &key, &mut self.buf);
+        self.rehashed += u64::from(new.is_some());
         let old = match new {
             Some(l) => self.keyed.insert((section, key.clone()), l),
             None => self.keyed.remove(&(section, key.clone())),
@@ -520,22 +522,26 @@ impl Digests {
         changes.sort_by(|a, b| (a.section, &a.key).cmp(&(b.section, &b.key)));
         let mut i = 0;
         while i < changes.len() {
+            // One path may change twice in an action (an entity destroyed
+            // and another made under its id), in either slot order; at
+            // most one leaf existed before and at most one is there after.
             let first = &changes[i];
-            let mut last_new = first.new;
+            let (mut old, mut new) = (first.old, first.new);
             let mut j = i + 1;
             while j < changes.len()
                 && changes[j].section == first.section
                 && changes[j].key == first.key
             {
-                last_new = changes[j].new;
+                old = old.or(changes[j].old);
+                new = new.or(changes[j].new);
                 j += 1;
             }
-            if first.old != last_new {
+            if old != new {
                 let section = first.section;
                 self.public.push(LeafChange {
                     section,
                     key: changes[i].key.take(),
-                    digest: last_new.as_ref().map(short),
+                    digest: new.as_ref().map(short),
                 });
             }
             i = j;

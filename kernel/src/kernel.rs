@@ -233,7 +233,8 @@ impl Kernel {
         commit: bool,
     ) -> Outcome {
         let action_id = ActionId::new(action.action_id.as_ref(), seq);
-        if let Some(d) = &mut self.digests {
+        // A dry run leaves the last processed action's changes in place.
+        if let (Some(d), true) = (&mut self.digests, commit) {
             d.clear_changes();
         }
         host.begin_transaction(seq);

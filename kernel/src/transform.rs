@@ -122,28 +122,13 @@ impl Transform {
     /// Writes the canonical JSON of [`Transform::to_value`] without
     /// building the value.
     pub fn write_canonical(&self, out: &mut String) {
-        let v3 = |v: Vec3, out: &mut String| {
-            out.push_str("{\"x\":");
-            write_number(v.x, out);
-            out.push_str(",\"y\":");
-            write_number(v.y, out);
-            out.push_str(",\"z\":");
-            write_number(v.z, out);
-            out.push('}');
-        };
-        let r = self.rotation;
+        let (p, r, s) = (self.position, self.rotation, self.scale);
         out.push_str("{\"position\":");
-        v3(self.position, out);
-        out.push_str(",\"rotation\":{\"w\":");
-        write_number(r.w, out);
-        out.push_str(",\"x\":");
-        write_number(r.x, out);
-        out.push_str(",\"y\":");
-        write_number(r.y, out);
-        out.push_str(",\"z\":");
-        write_number(r.z, out);
-        out.push_str("},\"scale\":");
-        v3(self.scale, out);
+        write_numbers(&[("x", p.x), ("y", p.y), ("z", p.z)], out);
+        out.push_str(",\"rotation\":");
+        write_numbers(&[("w", r.w), ("x", r.x), ("y", r.y), ("z", r.z)], out);
+        out.push_str(",\"scale\":");
+        write_numbers(&[("x", s.x), ("y", s.y), ("z", s.z)], out);
         out.push('}');
     }
 
@@ -224,6 +209,21 @@ impl Transform {
             ("scale", v3(self.scale)),
         ])
     }
+}
+
+/// Writes `{"k":n,…}` for keys already in canonical order.
+fn write_numbers(fields: &[(&str, f64)], out: &mut String) {
+    out.push('{');
+    for (i, (k, n)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(k);
+        out.push_str("\":");
+        write_number(*n, out);
+    }
+    out.push('}');
 }
 
 type JsonMap = serde_json::Map<String, serde_json::Value>;

@@ -219,3 +219,50 @@ fn a_counter_add_rehashes_and_reports_one_leaf_whatever_the_table_size() {
         assert_eq!(k.state_hash(), k.state().hash(), "n = {n}");
     }
 }
+
+/// An entity destroyed and another spawned under its id in one action: the
+/// new one may take a slot before the old one's, and the change must still
+/// be reported (what a record's `changed` and a replay's paths rest on).
+#[test]
+fn an_id_destroyed_and_spawned_again_in_one_action_is_reported_changed() {
+    let game = json!({"entities": [{"id": "a"}, {"id": "b"}],
+                      "prefabs": {"tok": {"components": {"grabbable": {}}}}});
+    let mut k = started(&game, 1);
+    k.track_digests();
+    let mut before = k.digest_map();
+    let spawn = json!({"type": "entity.spawn", "source": {"kind": "system"}, "actionId": "x",
+                       "payload": {"prefabId": "tok", "props": {"v": 1}}});
+    assert!(k.process_json(&spawn, &mut NoScripts).accepted());
+    check(&k, &mut before, "spawn tok_x_1");
+    // Free a low slot for the next spawn to take.
+    let destroy_a = system("entity.destroy", json!({"entityId": "a"}));
+    assert!(k.process_json(&destroy_a, &mut NoScripts).accepted());
+    check(&k, &mut before, "destroy a");
+    let mut respawn = ClosureHost::new().with_handler_for(&["entity.destroyed"], |ctx, _| {
+        ctx.submit("main", "global", "entity.spawn", json!({"prefabId": "tok"}))
+            .map_err(|r| digipology_kernel::ScriptFailure {
+                script_id: "main".into(),
+                binding_id: "global".into(),
+                function: "on_entity_destroyed".into(),
+                line: None,
+                message: r.message,
+                kind: digipology_kernel::ScriptErrorKind::Subcommand,
+            })
+    });
+    let destroy = json!({"type": "entity.destroy", "source": {"kind": "system"}, "actionId": "x",
+                         "payload": {"entityId": "tok_x_1"}});
+    let out = k.process_json(&destroy, &mut respawn);
+    assert!(out.accepted(), "{:?}", out.rejection());
+    assert!(k.state().entity("tok_x_1").is_some(), "spawned again");
+    check(&k, &mut before, "destroy tok_x_1 and spawn it again");
+    assert_eq!(
+        k.changes().iter().map(|c| c.path()).collect::<Vec<_>>(),
+        ["entities.tok_x_1"]
+    );
+    // A dry run afterwards leaves the last action's changes as they were.
+    let probe =
+        digipology_kernel::Action::from_json(&system("entity.destroy", json!({"entityId": "b"})))
+            .expect("envelope");
+    assert!(k.dry_run(&probe, &mut NoScripts).accepted());
+    assert_eq!(k.changes().len(), 1);
+}

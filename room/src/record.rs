@@ -13,6 +13,31 @@ use serde_json::Value;
 /// digests and `changed` names leaves (`players.<id>`, not `players`).
 pub const RECORD_VERSION: u64 = 2;
 
+/// A failure to write the record, told apart from a failure to write the
+/// events (both reach the caller as `std::io::Error`: this one wraps the
+/// original, so the caller can name the record's file).
+#[derive(Debug)]
+pub struct RecordWriteError(pub std::io::Error);
+
+impl std::fmt::Display for RecordWriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for RecordWriteError {}
+
+/// Marks an error as the record's.
+pub(crate) fn failed(e: std::io::Error) -> std::io::Error {
+    std::io::Error::other(RecordWriteError(e))
+}
+
+/// The record's own failure inside `e`, if it is one.
+pub fn record_failure(e: &std::io::Error) -> Option<&RecordWriteError> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<RecordWriteError>())
+}
+
 /// One input as the room processed it, borrowed for the record.
 #[derive(Clone, Copy)]
 pub(crate) enum Given<'a> {

@@ -128,8 +128,9 @@ impl Room {
         self.kernel.track_digests();
         header["record"] = json!(RECORD_VERSION);
         header["digest"] = json!(self.kernel.digest_map());
-        out.write_all(header.to_string().as_bytes())?;
-        out.write_all(b"\n")?;
+        out.write_all(header.to_string().as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(record::failed)?;
         self.record = Some(out);
         Ok(())
     }
@@ -287,7 +288,7 @@ impl Room {
             let mut line = std::mem::take(&mut self.record_buf);
             line.clear();
             record::write_line(&mut line, out.seq, given, &self.kernel);
-            let written = rec.write_all(line.as_bytes());
+            let written = rec.write_all(line.as_bytes()).map_err(record::failed);
             self.record_buf = line;
             written?;
         }
@@ -599,7 +600,7 @@ impl Room {
     /// Writing failed.
     pub fn flush_record(&mut self) -> std::io::Result<()> {
         match &mut self.record {
-            Some(r) => r.flush(),
+            Some(r) => r.flush().map_err(record::failed),
             None => Ok(()),
         }
     }

@@ -88,8 +88,9 @@ pub(crate) fn spawn(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection>
     Ok(())
 }
 
-/// Cleans every membership and reference, then removes the entity; its id
-/// is never reused and handles to it become invalid.
+/// Cleans every membership and reference, then removes the entity; handles
+/// to it become invalid (a later entity may be given the same id — a spawn
+/// names its entity from the action id — but never the same handle).
 pub(crate) fn destroy(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["entityId"])?;
     let entity_id = p.str("entityId")?;
