@@ -3,7 +3,8 @@
 //! kernel, and its events written as JSON lines. One iteration runs 10,000
 //! `counter.add` lines over a 200-counter table into an in-memory sink
 //! (the file system is left out; `docs/performance.md` also times the
-//! command itself on a 1,000,000-line file).
+//! command itself on a 1,000,000-line file) — and the same with the
+//! replayable record written too (`run --record`), into memory.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use digipology_kernel::state_from_game;
@@ -33,25 +34,48 @@ fn input() -> Vec<u8> {
     text.into_bytes()
 }
 
+/// An in-memory record file (the room owns its record writer).
+#[derive(Default)]
+struct MemoryFile(Vec<u8>);
+
+impl std::io::Write for MemoryFile {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let game = table();
     let lines = input();
     let mut group = c.benchmark_group("cli path");
     group.throughput(Throughput::Elements(LINES));
-    group.bench_function(
-        "counter.add lines in, event lines out [200 entities]",
-        |b| {
+    for recorded in [false, true] {
+        let name = if recorded {
+            "counter.add lines in, event lines and record lines out [200 entities]"
+        } else {
+            "counter.add lines in, event lines out [200 entities]"
+        };
+        group.bench_function(name, |b| {
             let mut out: Vec<u8> = Vec::with_capacity(lines.len() * 2);
             b.iter(|| {
                 let state = state_from_game(&game, 1).expect("bench table");
                 let mut room = Room::new(state, None);
+                if recorded {
+                    let record = MemoryFile::default();
+                    room.record_to(Box::new(record), json!({}))
+                        .expect("record header");
+                }
                 out.clear();
                 room.run_lines(&lines[..], |_, _, _| Ok(()), &mut out)
                     .expect("in-memory run");
                 out.len()
             })
-        },
-    );
+        });
+    }
     group.finish();
 }
 

@@ -185,14 +185,22 @@ pub fn write_number(n: f64, out: &mut String) {
     // An integer of magnitude below 2^53 is written as its digits (what
     // ECMAScript writes for every integer below 10^21), without the float
     // formatter.
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        if n < 0.0 {
-            out.push('-');
-        }
-        // Exact: an integral double below 2^53 in magnitude.
+    let magnitude = n.abs();
+    if magnitude < 9_007_199_254_740_992.0 {
+        // Below 2^53 the conversion to an integer is exact for an integral
+        // double, and truncates a fractional one (which then differs):
+        // the test needs no call to `trunc`.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        write_u64(n.abs() as u64, out);
-        return;
+        let whole = magnitude as u64;
+        #[allow(clippy::cast_precision_loss)]
+        let integral = whole as f64 == magnitude;
+        if integral {
+            if n < 0.0 {
+                out.push('-');
+            }
+            write_u64(whole, out);
+            return;
+        }
     }
     let mut buf = ryu_js::Buffer::new();
     out.push_str(buf.format(n));
@@ -268,6 +276,25 @@ mod tests {
         assert_eq!(num(123456789012345680000.0), "123456789012345680000");
         assert_eq!(num(-2.5), "-2.5");
         assert_eq!(num(0.0001), "0.0001");
+        // Around the integer fast path's edges: the largest integers below
+        // 2^53, just past it, and fractions near whole numbers.
+        assert_eq!(num(9_007_199_254_740_991.0), "9007199254740991");
+        assert_eq!(num(-9_007_199_254_740_991.0), "-9007199254740991");
+        assert_eq!(num(9_007_199_254_740_992.0), "9007199254740992");
+        assert_eq!(num(4_503_599_627_370_495.5), "4503599627370495.5");
+        assert_eq!(num(-1.5), "-1.5");
+        assert_eq!(num(0.999_999_999_999_999_9), "0.9999999999999999");
+        assert_eq!(num(1e300), "1e+300");
+    }
+
+    #[test]
+    fn strings_without_escapes_are_written_whole_and_the_same() {
+        for text in ["", "plain", "e000001", "tab\there", "quote\"", "ünïcödé 😀"] {
+            let mut fast = String::new();
+            write_string(text, &mut fast);
+            let json = serde_json::to_string(text).unwrap_or_default();
+            assert_eq!(fast, json, "{text:?}");
+        }
     }
 
     #[test]
