@@ -147,23 +147,8 @@ fn an_action_with_a_raw_key_replays_as_itself() {
         r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"ann"}}"#,
         tricky
     );
-    let actions = write(&dir, "a.jsonl", text.as_bytes());
-    let record = dir.join("rec.jsonl");
-    let out = run(
-        &[
-            "run",
-            "examples/basics",
-            "--actions",
-            actions.to_str().expect("path"),
-            "--record",
-            record.to_str().expect("path"),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
+    let (out, record, replay) = record_and_replay(&dir, text.as_bytes());
     assert!(out.status.success());
-    let replay = run(&["replay", record.to_str().expect("path")], b"");
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "{said}");
     assert!(said.contains("every state hash matches"), "{said}");
@@ -310,11 +295,32 @@ fn the_deepest_accepted_action_replays_from_its_record() {
             "]".repeat(arrays)
         )
     };
-    let actions = write(
-        &dir,
-        "a.jsonl",
-        format!("{}{}", depth_of(127), depth_of(128)).as_bytes(),
+    let actions = format!("{}{}", depth_of(127), depth_of(128));
+    let (out, _, replay) = record_and_replay(&dir, actions.as_bytes());
+    assert!(out.status.success());
+    let events = String::from_utf8_lossy(&out.stdout);
+    // 127 levels is read (and refused for its source), 128 is malformed.
+    assert!(events.contains("source_not_allowed"), "{events}");
+    assert!(events.contains("recursion limit exceeded"), "{events}");
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&replay.stderr)
     );
+}
+
+/// Runs `examples/basics` on `actions` with a record, then replays it: the
+/// run's output, the record's path and the replay's output.
+fn record_and_replay(
+    dir: &std::path::Path,
+    actions: &[u8],
+) -> (
+    std::process::Output,
+    std::path::PathBuf,
+    std::process::Output,
+) {
+    let actions = write(dir, "a.jsonl", actions);
     let record = dir.join("rec.jsonl");
     let out = run(
         &[
@@ -329,16 +335,6 @@ fn the_deepest_accepted_action_replays_from_its_record() {
         ],
         b"",
     );
-    assert!(out.status.success());
-    let events = String::from_utf8_lossy(&out.stdout);
-    // 127 levels is read (and refused for its source), 128 is malformed.
-    assert!(events.contains("source_not_allowed"), "{events}");
-    assert!(events.contains("recursion limit exceeded"), "{events}");
     let replay = run(&["replay", record.to_str().expect("path")], b"");
-    let said = String::from_utf8_lossy(&replay.stdout);
-    assert!(
-        replay.status.success(),
-        "{said} {}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    (out, record, replay)
 }
