@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::entity::{Components, Entity, Player, SnapPoint, Toggle, Zone};
+use crate::entity::{Components, Container, Entity, Player, SnapPoint, Toggle, Visibility, Zone};
 use crate::id::Id;
 use crate::records::Stack;
 use crate::value::{object, write_number, write_object, write_string, Value};
@@ -42,6 +42,23 @@ pub(crate) fn opt_count(v: Option<u64>) -> Value {
 
 pub(crate) fn toggle(t: Toggle) -> Value {
     object([("enabled", Value::Bool(t.enabled))])
+}
+
+/// A container's canonical form: `visibility` (and a private one's
+/// `owner`) only when it is not public, so tables that hide nothing keep
+/// their form and hash.
+fn container_value(k: &Container) -> Value {
+    let mut v = object([
+        ("items", ids(&k.items)),
+        ("capacity", opt_count(k.capacity)),
+    ]);
+    if let (Value::Object(m), false) = (&mut v, k.visibility == Visibility::Public) {
+        m.insert("visibility".into(), Value::from(k.visibility.name()));
+        if let Some(owner) = k.visibility.owner() {
+            m.insert("owner".into(), Value::from(&**owner));
+        }
+    }
+    v
 }
 
 fn snap_point_value(s: &SnapPoint) -> Value {
@@ -127,11 +144,7 @@ fn write_components_a(c: &Components, keys: &mut Keys, out: &mut String) {
     }
     if let Some(k) = &c.container {
         keys.key("container", out);
-        object([
-            ("items", ids(&k.items)),
-            ("capacity", opt_count(k.capacity)),
-        ])
-        .write_canonical(out);
+        container_value(k).write_canonical(out);
     }
     if let Some(k) = &c.counter {
         keys.key("counter", out);
@@ -222,13 +235,7 @@ pub fn entity_value(e: &Entity) -> Value {
         put("lockable", object([("locked", Value::Bool(l))]));
     }
     if let Some(k) = &c.container {
-        put(
-            "container",
-            object([
-                ("items", ids(&k.items)),
-                ("capacity", opt_count(k.capacity)),
-            ]),
-        );
+        put("container", container_value(k));
     }
     if let Some(d) = &c.die {
         put(

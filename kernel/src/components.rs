@@ -7,7 +7,7 @@ use crate::def::{
     as_object, err, nonempty_str, only_keys, opt_bool, opt_count, opt_num, string_list, vec3,
     LoadError,
 };
-use crate::state::{Container, Counter, Die, Entity, Id, SnapPoint, Toggle, Zone};
+use crate::state::{Container, Counter, Die, Entity, Id, SnapPoint, Toggle, Visibility, Zone};
 use crate::transform::Transform;
 use crate::value::Value;
 
@@ -83,7 +83,8 @@ pub(crate) fn component(e: &mut Entity, name: &str, v: &Json, path: &str) -> Res
 }
 
 fn container(o: &Map<String, Json>, path: &str) -> Result<Container, LoadError> {
-    only_keys(o, &["items", "capacity"], path)?;
+    only_keys(o, &["items", "capacity", "visibility", "owner"], path)?;
+    let visibility = visibility(o, path)?;
     let items = match o.get("items") {
         Some(v) => string_list(v, &format!("{path}.items"))?,
         None => Vec::new(),
@@ -100,7 +101,38 @@ fn container(o: &Map<String, Json>, path: &str) -> Result<Container, LoadError> 
     Ok(Container {
         items: items.iter().map(|s| Id::from(s.as_str())).collect(),
         capacity,
+        visibility,
     })
+}
+
+/// A container's `visibility` (`public` when absent) and, for `private`,
+/// its `owner` seat.
+fn visibility(o: &Map<String, Json>, path: &str) -> Result<Visibility, LoadError> {
+    let name = match o.get("visibility") {
+        None => "public",
+        Some(v) => nonempty_str(v, &format!("{path}.visibility"))?,
+    };
+    let owner = o
+        .get("owner")
+        .map(|v| nonempty_str(v, &format!("{path}.owner")))
+        .transpose()?;
+    match (name, owner) {
+        ("public", None) => Ok(Visibility::Public),
+        ("hidden", None) => Ok(Visibility::Hidden),
+        ("private", Some(seat)) => Ok(Visibility::Private(Id::from(seat))),
+        ("private", None) => err(
+            &format!("{path}.owner"),
+            "a private container needs an owner seat",
+        ),
+        ("public" | "hidden", Some(_)) => err(
+            &format!("{path}.owner"),
+            "only a private container has an owner",
+        ),
+        (other, _) => err(
+            &format!("{path}.visibility"),
+            format!("\"{other}\" is not a visibility (public, private or hidden)"),
+        ),
+    }
 }
 
 fn text(o: &Map<String, Json>, path: &str) -> Result<String, LoadError> {

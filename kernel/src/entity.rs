@@ -38,6 +38,39 @@ pub struct Container {
     pub items: Vec<Id>,
     /// Maximum number of items, or unbounded.
     pub capacity: Option<u64>,
+    /// Who may see what is inside (docs/observations.md).
+    pub visibility: Visibility,
+}
+
+/// Who may see a container's items: their identities and order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Visibility {
+    /// Everyone (the default).
+    #[default]
+    Public,
+    /// Only the owner seat (a hand); others see how many items it holds.
+    Private(Id),
+    /// Nobody (a face-down draw pile); everyone sees how many.
+    Hidden,
+}
+
+impl Visibility {
+    /// Its name in `game.json` and the canonical state.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Private(_) => "private",
+            Visibility::Hidden => "hidden",
+        }
+    }
+
+    /// The owner seat of a private container.
+    pub fn owner(&self) -> Option<&Id> {
+        match self {
+            Visibility::Private(seat) => Some(seat),
+            _ => None,
+        }
+    }
 }
 
 /// A die.

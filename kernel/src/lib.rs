@@ -58,5 +58,5 @@ pub use payload::{FieldValue, Fields, ShortStr, MAX_SAFE_INTEGER};
 pub use reject::{RejectCode, Rejection};
 pub use restore::state_from_canonical;
 pub use state::TEXT_BYTES_MAX;
-pub use state::{Entity, EntityKey, Id, State};
+pub use state::{Entity, EntityKey, Id, State, Visibility};
 pub use value::Value;

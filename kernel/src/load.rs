@@ -122,6 +122,7 @@ fn build(
         load_stacks(&mut state, stacks)?;
     }
     link_containers(&mut state)?;
+    check_owners(&state)?;
     if let Some(prefabs) = top.get("prefabs") {
         let map = as_object(prefabs, "prefabs")?;
         for (pid, def) in map {
@@ -133,7 +134,8 @@ fn build(
                     "prefabs have no id: spawned entities get one from the spawning action",
                 );
             }
-            entity_from_def("", obj, &path)?;
+            let e = entity_from_def("", obj, &path)?;
+            owner_is_a_seat(&state, &e, &path)?;
             state.prefabs.insert(pid.clone(), def.clone());
         }
     }
@@ -399,6 +401,31 @@ pub(crate) fn load_stacks(state: &mut State, stacks: &Json) -> Result<(), LoadEr
         state.stacks.insert(sid, Stack { items: ids });
     }
     Ok(())
+}
+
+/// Every private container's owner is one of the room's seats (a typo
+/// would hide a hand from everyone).
+pub(crate) fn check_owners(state: &State) -> Result<(), LoadError> {
+    for e in state.entities_sorted() {
+        owner_is_a_seat(state, e, &format!("entities[\"{}\"]", e.id))?;
+    }
+    Ok(())
+}
+
+/// A private container's owner (of the entity defined at `path`) is a seat.
+fn owner_is_a_seat(state: &State, e: &Entity, path: &str) -> Result<(), LoadError> {
+    let owner = e
+        .components
+        .container
+        .as_ref()
+        .and_then(|c| c.visibility.owner());
+    match owner {
+        Some(seat) if !state.seats.contains_key(seat) => err(
+            &format!("{path}.components.container.owner"),
+            format!("\"{seat}\" is not one of the game's seats"),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Resolves container items and snap attachments into placements, checking

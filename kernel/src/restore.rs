@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use crate::def::{as_object, err, nonempty_str, only_keys, LoadError};
-use crate::load::{link_containers, load_stacks, settings_from};
+use crate::load::{check_owners, link_containers, load_stacks, settings_from};
 use crate::rng::Rng;
 use crate::state::{Id, Player, Prompt, State, Timer};
 use crate::value::Value;
@@ -84,6 +84,7 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     load_entities(&mut state, &top["entities"])?;
     load_stacks(&mut state, &top["stacks"])?;
     link_containers(&mut state)?;
+    check_owners(&state)?;
     state.rebuild_indexes();
     state.prompts = records(
         &top["prompts"],
