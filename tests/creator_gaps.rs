@@ -751,3 +751,40 @@ fn players_join_after_a_game_start_from_the_actions_file() {
         .collect();
     assert_eq!(joined.len(), 2, "{evs:?}");
 }
+
+/// Rule: a save game keeps the room's alias secret (docs/observations.md),
+/// derived from the seed: a resumed room saves the same one again, and
+/// another seed gives another.
+#[test]
+fn a_save_keeps_the_alias_secret_of_its_seed() {
+    let dir = scratch("alias-key");
+    let save = |args: &[&str], name: &str| -> serde_json::Value {
+        let path = dir.join(name);
+        let mut all: Vec<&str> = args.to_vec();
+        let p = path.to_str().unwrap_or_default().to_owned();
+        all.extend(["--save", &p]);
+        let out = run(&all, b"");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("save")).expect("json")
+    };
+    let first = save(&["run", "examples/basics", "--seed", "7"], "s1.json");
+    let key = first["aliasKey"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(key.len(), 64, "{first}");
+    let s1 = dir.join("s1.json");
+    let again = save(
+        &[
+            "run",
+            "examples/basics",
+            "--resume",
+            s1.to_str().unwrap_or_default(),
+        ],
+        "s2.json",
+    );
+    assert_eq!(again["aliasKey"].as_str(), Some(key.as_str()));
+    let other = save(&["run", "examples/basics", "--seed", "8"], "s3.json");
+    assert_ne!(other["aliasKey"].as_str(), Some(key.as_str()));
+}

@@ -112,7 +112,12 @@ pub fn write_entity(e: &Entity, out: &mut String) {
         }
         write_string(t, out);
     }
-    out.push_str("]}");
+    out.push(']');
+    if e.trips > 0 {
+        out.push_str(",\"trips\":");
+        write_number(f64::from(e.trips), out);
+    }
+    out.push('}');
 }
 
 /// Writes object keys, with the commas between them.
@@ -266,7 +271,7 @@ pub fn entity_value(e: &Entity) -> Value {
     if let Some(z) = &c.zone {
         put("zone", zone_value(z));
     }
-    object([
+    let mut v = object([
         ("id", Value::from(&*e.id)),
         (
             "tags",
@@ -275,7 +280,11 @@ pub fn entity_value(e: &Entity) -> Value {
         ("props", Value::Object(e.props.clone())),
         ("heldBy", Value::from(e.held_by.as_deref())),
         ("components", Value::Object(comps)),
-    ])
+    ]);
+    if let (Value::Object(m), true) = (&mut v, e.trips > 0) {
+        m.insert("trips".into(), Value::Number(f64::from(e.trips)));
+    }
+    v
 }
 
 impl From<&Id> for Value {

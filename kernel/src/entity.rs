@@ -259,6 +259,10 @@ pub struct Entity {
     pub components: Components,
     /// Derived from containers, snap points and stacks; not serialized.
     pub placement: Placement,
+    /// How many times it has gone into a private or hidden container: a
+    /// seat that cannot see inside sees it under a new alias afterwards
+    /// (docs/observations.md). Canonical; written only when not 0.
+    pub trips: u32,
 }
 
 impl Entity {
@@ -271,6 +275,7 @@ impl Entity {
             held_by: None,
             components: Components::default(),
             placement: Placement::World,
+            trips: 0,
         }
     }
 }

@@ -33,7 +33,7 @@ pub const GAME_KEYS: &[&str] = &[
     "limits",
 ];
 
-const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components"];
+const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components", "trips"];
 
 /// Builds the starting state from a parsed `game.json`, seeded with `seed`.
 ///
@@ -337,6 +337,16 @@ pub fn entity_from_def(id: &str, obj: &Map<String, Json>, path: &str) -> Result<
                 "entities start unheld: use null or leave it out",
             );
         }
+    }
+    if let Some(t) = obj.get("trips") {
+        // Engine bookkeeping (docs/observations.md), read back from saves.
+        e.trips = t
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| LoadError {
+                path: format!("{path}.trips"),
+                message: "must be a non-negative integer (below 2^32)".into(),
+            })?;
     }
     if let Some(c) = obj.get("components") {
         let comps = as_object(c, &format!("{path}.components"))?;

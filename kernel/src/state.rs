@@ -71,6 +71,17 @@ pub struct State {
     pub prefabs: BTreeMap<String, serde_json::Value>,
     /// Seat ids in the manifest's order (package data, not canonical).
     pub seat_order: Vec<Id>,
+    /// The room's secret for the aliases seats see hidden entities under
+    /// (docs/observations.md): derived from the seed, never sent to a
+    /// seat; room data like the clock, kept by save games, not canonical.
+    pub alias_key: [u8; 32],
+}
+
+/// The alias secret of a room seeded with `seed`: as secret as the seed
+/// (a server picks seeds at random; a local run's seed 0 hides nothing
+/// from someone who knows it).
+pub fn alias_key(seed: u64) -> [u8; 32] {
+    blake3::derive_key("digipology 2026-12-01 alias key", &seed.to_le_bytes())
 }
 
 /// What the spatial index needs to know of an entity.
@@ -102,6 +113,7 @@ impl State {
             prefabs: BTreeMap::new(),
             seat_order: Vec::new(),
             buried: Vec::new(),
+            alias_key: alias_key(seed),
         }
     }
 

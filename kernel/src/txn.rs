@@ -11,7 +11,9 @@ use crate::digest::Touch;
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::reject::Rejection;
 use crate::rng::Rng;
-use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
+use crate::state::{
+    Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer, Visibility,
+};
 use crate::transform::Transform;
 use crate::undo::{set_member, Undo};
 use crate::value::Value;
@@ -281,11 +283,30 @@ impl<'s> Txn<'s> {
     }
 
     /// Puts `id` into a container's list at `index` (at most its length).
+    /// Going into a private or hidden container is a trip: the item's
+    /// alias changes for seats that cannot see inside.
     pub(crate) fn item_insert(&mut self, key: EntityKey, index: usize, id: Id) {
+        let hides = self
+            .state
+            .get(key)
+            .and_then(|e| e.components.container.as_ref())
+            .is_some_and(|c| c.visibility != Visibility::Public);
+        if hides {
+            if let Some(item) = self.state.key(&id) {
+                self.count_trip(item);
+            }
+        }
         if let Some(items) = self.items(key) {
             let index = index.min(items.len());
             items.insert(index, id);
             self.undo.push(Undo::ItemInserted(key, index));
+        }
+    }
+
+    fn count_trip(&mut self, key: EntityKey) {
+        if let Some(e) = self.state.entity_mut(key) {
+            self.undo.push(Undo::Trips(key, e.trips));
+            e.trips = e.trips.saturating_add(1);
         }
     }
 

@@ -26,6 +26,8 @@ pub(crate) enum Undo {
     /// An item put into a container's list at this index.
     ItemInserted(EntityKey, usize),
     Flipped(EntityKey, bool),
+    /// An entity's trip count before a trip into a hidden place.
+    Trips(EntityKey, u32),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
     Transform(EntityKey, Option<Transform>),
@@ -58,6 +60,7 @@ impl Undo {
             | Undo::ItemRemoved(k, _, _)
             | Undo::ItemInserted(k, _)
             | Undo::Flipped(k, _)
+            | Undo::Trips(k, _)
             | Undo::Locked(k, _)
             | Undo::HeldBy(k, _)
             | Undo::Transform(k, _)
@@ -124,6 +127,7 @@ impl Undo {
             | Undo::Counter(k, _)
             | Undo::DieValue(k, _)
             | Undo::Flipped(k, _)
+            | Undo::Trips(k, _)
             | Undo::Locked(k, _)
             | Undo::HeldBy(k, _)
             | Undo::Placement(k, _)
@@ -154,6 +158,7 @@ impl Undo {
                 }
             }
             Undo::Flipped(_, v) => e.components.flippable = Some(v),
+            Undo::Trips(_, n) => e.trips = n,
             Undo::Locked(_, v) => e.components.lockable = Some(v),
             Undo::HeldBy(_, v) => e.held_by = v,
             Undo::Placement(_, p) => e.placement = p,

@@ -131,3 +131,56 @@ fn a_saved_state_with_visibilities_restores_to_the_same_bytes() {
     let e = state_from_canonical(state, &bad).expect_err("refused");
     assert!(e.message.contains("not one of the game's seats"), "{e:?}");
 }
+
+/// A card that goes into a private or hidden container has made a trip
+/// (its alias changes for seats that cannot see inside); into a public one
+/// it has not. The count is canonical (written only when not 0) and rolls
+/// back with its action.
+#[test]
+fn going_into_a_hidden_place_is_a_counted_trip() {
+    let g = json!({"seats": ["north"],
+                   "entities": [
+                       {"id": "deck", "components": {"deck": {}, "container": {"items": ["c1", "c2", "c3"]}}},
+                       {"id": "hand", "components": {"container": {"visibility": "private", "owner": "north"}}},
+                       {"id": "pile", "components": {"container": {"visibility": "hidden"}}},
+                       {"id": "table", "components": {"container": {}}},
+                       {"id": "c1", "components": {}}, {"id": "c2", "components": {}}, {"id": "c3", "components": {}}]});
+    let mut k = started(&g, 1);
+    let trips = |k: &digipology_kernel::Kernel, id: &str| k.state().entity(id).map(|e| e.trips);
+    let mv = |e: &str, from: &str, to: &str| {
+        common::script(
+            "container.move",
+            json!({"entity": e, "from": from, "to": to, "index": 0}),
+        )
+    };
+    common::accept(&mut k, mv("c3", "deck", "table"));
+    assert_eq!(trips(&k, "c3"), Some(0), "a public container is no trip");
+    common::accept(&mut k, mv("c3", "table", "hand"));
+    assert_eq!(trips(&k, "c3"), Some(1));
+    common::accept(&mut k, mv("c3", "hand", "pile"));
+    assert_eq!(trips(&k, "c3"), Some(2));
+    let doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("canonical");
+    assert_eq!(doc["entities"]["c3"]["trips"], json!(2));
+    assert!(
+        doc["entities"]["c2"].get("trips").is_none(),
+        "0 is not written"
+    );
+    // Rolled back with a failing handler: the count is as it was.
+    let mut failing = digipology_kernel::ClosureHost::new().with_handler(|_, _| {
+        Err(digipology_kernel::ScriptFailure {
+            script_id: "rules".into(),
+            binding_id: "global".into(),
+            function: "on_any".into(),
+            line: None,
+            message: "no".into(),
+            kind: digipology_kernel::ScriptErrorKind::Runtime,
+        })
+    });
+    let out = k.process_json(&mv("c2", "deck", "pile"), &mut failing);
+    assert!(!out.accepted());
+    assert_eq!(trips(&k, "c2"), Some(0));
+    // And it survives a save.
+    let back = state_from_canonical(k.state(), &doc).expect("restores");
+    assert_eq!(back.entity("c3").map(|e| e.trips), Some(2));
+    assert_eq!(back.hash(), k.state().hash());
+}

@@ -368,6 +368,9 @@ pub struct Save {
     pub clock: i64,
     /// Pending timers and their due times.
     pub timers: std::collections::BTreeMap<String, i64>,
+    /// The room's alias secret (absent from saves written before it
+    /// existed, which had no hidden places to alias).
+    pub alias_key: Option<[u8; 32]>,
 }
 
 impl Save {
@@ -420,12 +423,35 @@ impl Save {
             timers.insert(id.clone(), due);
         }
         let state = v.get("state").cloned().ok_or("\"state\" is missing")?;
+        let alias_key = match v.get("aliasKey") {
+            None => None,
+            Some(k) => Some(
+                k.as_str()
+                    .and_then(hex32)
+                    .ok_or("\"aliasKey\" must be 64 hex digits")?,
+            ),
+        };
         Ok(Save {
             state,
             clock,
             timers,
+            alias_key,
         })
     }
+}
+
+/// 64 hex digits as 32 bytes.
+fn hex32(text: &str) -> Option<[u8; 32]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (b, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+        let pair = std::str::from_utf8(pair).ok()?;
+        *b = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Builds a room for `package` from a save game: the saved state, clock and
@@ -459,6 +485,10 @@ pub fn room_from_save(
             path: save_path.to_path_buf(),
             message: e.to_string(),
         })?;
+    let mut state = state;
+    if let Some(key) = save.alias_key {
+        state.alias_key = key;
+    }
     let host = package.script_host(&state, overrides)?;
     let mut room = crate::room::Room::new(state, host);
     room.resume(save.clock, &save.timers)

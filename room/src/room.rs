@@ -181,8 +181,10 @@ impl Room {
     /// from the canonical state, whatever its depth.
     pub fn save_json(&self, game_id: &str) -> String {
         let timers = serde_json::to_string(&self.due_of).unwrap_or_else(|_| "{}".into());
+        let mut key = String::with_capacity(64);
+        digipology_kernel::digest::write_hex(&self.kernel.state().alias_key, &mut key);
         format!(
-            "{{\"clock\":{},\"game\":{},\"save\":{SAVE_VERSION},\"state\":{},\"timers\":{timers}}}",
+            "{{\"aliasKey\":\"{key}\",\"clock\":{},\"game\":{},\"save\":{SAVE_VERSION},\"state\":{},\"timers\":{timers}}}",
             self.clock,
             Value::from(game_id),
             self.kernel.state().canonical_json()
