@@ -1,0 +1,248 @@
+//! The state as a viewer may see it (docs/observations.md, The state a
+//! viewer sees): each rule, and a canary — a marker in every hidden prop
+//! must not appear anywhere in a projection for a viewer who may not see
+//! it.
+
+mod common;
+
+use common::{accept, script, started, system};
+use digipology_kernel::{Kernel, Viewer};
+use serde_json::{json, Value};
+
+const CANARY: &str = "CANARY-7f3a";
+
+/// Two seats with hands, a hidden draw pile, a public discard, a card face
+/// down on the table and one face up; every card carries a marker prop.
+fn table() -> Kernel {
+    let card = |id: &str, face_down: bool| {
+        json!({"id": id, "tags": ["card"], "props": {"secret": format!("{CANARY}-{id}")},
+               "components": {"flippable": {"flipped": face_down}, "grabbable": {},
+                              "transform": {"position": {"x": 1, "y": 0, "z": 2}}}})
+    };
+    let mut entities = vec![
+        json!({"id": "hand_n", "components": {"container": {"visibility": "private", "owner": "north", "items": ["n1", "n2"]}}}),
+        json!({"id": "hand_s", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1"]}}}),
+        json!({"id": "pile", "components": {"deck": {}, "container": {"visibility": "hidden", "items": ["p1", "p2", "p3"]}}}),
+        json!({"id": "discard", "components": {"container": {"items": ["d1"]}}}),
+    ];
+    for (id, down) in [
+        ("n1", true),
+        ("n2", false),
+        ("s1", true),
+        ("p1", true),
+        ("p2", true),
+        ("p3", true),
+        ("d1", false),
+        ("t_down", true),
+        ("t_up", false),
+    ] {
+        entities.push(card(id, down));
+    }
+    let mut k = started(
+        &json!({"seats": ["north", "south"], "entities": entities}),
+        3,
+    );
+    for (p, seat) in [("ann", "north"), ("bob", "south")] {
+        accept(
+            &mut k,
+            system("system.player_joined", json!({"playerId": p})),
+        );
+        accept(
+            &mut k,
+            system("system.seat_assign", json!({"playerId": p, "seatId": seat})),
+        );
+    }
+    k
+}
+
+fn view(k: &Kernel, viewer: &str) -> Value {
+    serde_json::from_str(
+        &k.state()
+            .project(&Viewer::parse(viewer))
+            .to_canonical_json(),
+    )
+    .expect("projection is JSON")
+}
+
+fn ids(doc: &Value) -> Vec<String> {
+    doc["entities"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_hand_shows_its_cards_to_its_owner_and_a_count_to_everyone_else() {
+    let k = table();
+    let north = view(&k, "north");
+    assert_eq!(
+        north["entities"]["hand_n"]["components"]["container"]["items"],
+        json!(["n1", "n2"])
+    );
+    // Face down in one's own hand: still known.
+    assert_eq!(
+        north["entities"]["n1"]["props"]["secret"],
+        json!(format!("{CANARY}-n1"))
+    );
+    let south_hand = &north["entities"]["hand_s"]["components"]["container"];
+    assert_eq!(south_hand.get("items"), None);
+    assert_eq!(south_hand["count"], json!(1));
+    assert!(!ids(&north).contains(&"s1".to_owned()));
+    for viewer in ["south", "spectator"] {
+        let v = view(&k, viewer);
+        assert!(!ids(&v).iter().any(|i| i == "n1" || i == "n2"), "{viewer}");
+        assert_eq!(
+            v["entities"]["hand_n"]["components"]["container"]["count"],
+            json!(2)
+        );
+    }
+}
+
+#[test]
+fn a_hidden_pile_shows_only_how_many_cards_it_holds() {
+    let k = table();
+    for viewer in ["north", "south", "spectator"] {
+        let v = view(&k, viewer);
+        let pile = &v["entities"]["pile"]["components"]["container"];
+        assert_eq!(pile["count"], json!(3), "{viewer}");
+        assert_eq!(pile.get("items"), None, "{viewer}");
+        assert!(
+            !ids(&v)
+                .iter()
+                .any(|i| ["p1", "p2", "p3"].contains(&i.as_str())),
+            "{viewer}: {:?}",
+            ids(&v)
+        );
+    }
+    // The referee sees the order.
+    let all = view(&k, "referee");
+    assert_eq!(
+        all["entities"]["pile"]["components"]["container"]["items"],
+        json!(["p1", "p2", "p3"])
+    );
+}
+
+#[test]
+fn a_face_down_card_on_the_table_is_an_alias_with_no_identity() {
+    let k = table();
+    let v = view(&k, "south");
+    assert!(!ids(&v).contains(&"t_down".to_owned()));
+    let aliases: Vec<&String> = v["entities"]
+        .as_object()
+        .map(|m| m.keys().filter(|k| k.starts_with('h')).collect())
+        .unwrap_or_default();
+    // The face-down table card and nothing else (hand_n/hand_s start with h
+    // too, but are known).
+    let hidden: Vec<&&String> = aliases.iter().filter(|a| !a.starts_with("hand_")).collect();
+    assert_eq!(hidden.len(), 1, "{aliases:?}");
+    let card = &v["entities"][hidden[0].as_str()];
+    assert_eq!(card.get("props"), None);
+    assert_eq!(card.get("tags"), None);
+    assert_eq!(card["components"]["flippable"]["flipped"], json!(true));
+    assert_eq!(card["components"]["transform"]["position"]["x"], json!(1));
+    // Face up: known by everyone.
+    assert_eq!(
+        v["entities"]["t_up"]["props"]["secret"],
+        json!(format!("{CANARY}-t_up"))
+    );
+}
+
+#[test]
+fn an_alias_changes_with_a_trip_through_a_hidden_place_and_with_the_seed() {
+    let mut k = table();
+    let alias = |k: &Kernel| {
+        let e = k.state().entity("t_down").expect("card");
+        k.state().alias(e)
+    };
+    let before = alias(&k);
+    assert_eq!(alias(&k), before, "stable while nothing happens");
+    accept(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "t_down", "from": null, "to": "pile", "index": 0}),
+        ),
+    );
+    accept(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "t_down", "from": "pile", "to": null, "index": 0}),
+        ),
+    );
+    let after = alias(&k);
+    assert_ne!(after, before, "a trip through the pile gives a new alias");
+    let v = view(&k, "north");
+    assert!(v["entities"].get(after.as_str()).is_some());
+    assert!(v["entities"].get(before.as_str()).is_none());
+    // Another seed, another secret: another alias for the same card.
+    let other = digipology_kernel::state_from_game(
+        &json!({"entities": [{"id": "t_down", "components": {"flippable": {"flipped": true}}}]}),
+        4,
+    )
+    .expect("loads");
+    let same_seed = digipology_kernel::state_from_game(
+        &json!({"entities": [{"id": "t_down", "components": {"flippable": {"flipped": true}}}]}),
+        3,
+    )
+    .expect("loads");
+    let a = |s: &digipology_kernel::State| s.alias(s.entity("t_down").expect("card"));
+    assert_ne!(a(&other), a(&same_seed));
+    assert_eq!(a(&same_seed), before, "same seed, same trips: same alias");
+}
+
+#[test]
+fn seats_get_no_rng_storage_timers_or_other_seats_prompts() {
+    let mut k = table();
+    accept(
+        &mut k,
+        script(
+            "prompt.create",
+            json!({"id": "q_bob", "kind": "confirm", "playerId": "bob", "title": "Sure?"}),
+        ),
+    );
+    for viewer in ["north", "south", "spectator"] {
+        let v = view(&k, viewer);
+        for secret in ["rng", "storage", "timers"] {
+            assert!(v.get(secret).is_none(), "{viewer} sees {secret}");
+        }
+        let prompts = v["prompts"].as_object().map(|m| m.len()).unwrap_or(0);
+        assert_eq!(prompts, usize::from(viewer == "south"), "{viewer}");
+    }
+    assert!(view(&k, "referee").get("rng").is_some());
+}
+
+#[test]
+fn no_canary_reaches_a_viewer_who_may_not_see_it() {
+    let k = table();
+    // Which markers each viewer may see: the known cards'.
+    let visible = |viewer: &str| -> Vec<&str> {
+        match viewer {
+            "north" => vec!["n1", "n2", "d1", "t_up"],
+            "south" => vec!["s1", "d1", "t_up"],
+            _ => vec!["d1", "t_up"],
+        }
+    };
+    for viewer in ["north", "south", "spectator"] {
+        let text = k
+            .state()
+            .project(&Viewer::parse(viewer))
+            .to_canonical_json();
+        for card in ["n1", "n2", "s1", "p1", "p2", "p3", "d1", "t_down", "t_up"] {
+            let marker = format!("{CANARY}-{card}\"");
+            let seen = text.contains(&marker);
+            assert_eq!(
+                seen,
+                visible(viewer).contains(&card),
+                "{viewer} and {card}: {text}"
+            );
+        }
+        // No real id of an unlisted or aliased card either.
+        for card in ["p1", "p2", "p3", "t_down"] {
+            assert!(
+                !text.contains(&format!("\"{card}\"")),
+                "{viewer} sees {card}"
+            );
+        }
+    }
+}
