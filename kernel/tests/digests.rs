@@ -144,17 +144,7 @@ fn a_dry_run_and_a_rollback_leave_the_tracked_hash_as_it_was() {
     let mut k = table();
     k.track_digests();
     let hash = k.state_hash();
-    let failing = ClosureHost::new().with_handler(|_, _| {
-        Err(digipology_kernel::ScriptFailure {
-            script_id: "rules".into(),
-            binding_id: "global".into(),
-            function: "on_any".into(),
-            line: None,
-            message: "no".into(),
-            kind: digipology_kernel::ScriptErrorKind::Runtime,
-        })
-    });
-    let mut failing = failing;
+    let mut failing = failing_host();
     let add = player(
         "p1",
         "counter.add",

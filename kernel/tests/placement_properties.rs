@@ -11,7 +11,7 @@
 mod common;
 
 use common::*;
-use digipology_kernel::{ClosureHost, Kernel, NoScripts, ScriptErrorKind, ScriptFailure};
+use digipology_kernel::{Kernel, NoScripts};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -129,19 +129,6 @@ fn action() -> impl Strategy<Value = Value> {
 
 fn step() -> impl Strategy<Value = Step> {
     (action(), prop::bool::weighted(0.1)).prop_map(|(action, doom)| Step { action, doom })
-}
-
-fn failing_host() -> ClosureHost {
-    ClosureHost::new().with_handler(|_, _| {
-        Err(ScriptFailure {
-            script_id: "rules".into(),
-            binding_id: "global".into(),
-            function: "on_any".into(),
-            line: None,
-            message: "fails on purpose".into(),
-            kind: ScriptErrorKind::Runtime,
-        })
-    })
 }
 
 fn room() -> Kernel {

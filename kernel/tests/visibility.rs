@@ -166,16 +166,7 @@ fn going_into_a_hidden_place_is_a_counted_trip() {
         "0 is not written"
     );
     // Rolled back with a failing handler: the count is as it was.
-    let mut failing = digipology_kernel::ClosureHost::new().with_handler(|_, _| {
-        Err(digipology_kernel::ScriptFailure {
-            script_id: "rules".into(),
-            binding_id: "global".into(),
-            function: "on_any".into(),
-            line: None,
-            message: "no".into(),
-            kind: digipology_kernel::ScriptErrorKind::Runtime,
-        })
-    });
+    let mut failing = common::failing_host();
     let out = k.process_json(&mv("c2", "deck", "pile"), &mut failing);
     assert!(!out.accepted());
     assert_eq!(trips(&k, "c2"), Some(0));

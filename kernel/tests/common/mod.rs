@@ -206,3 +206,18 @@ pub fn hash_by_definition(
     }
     (blake3::hash(&sum.to_le_bytes()).to_hex().to_string(), paths)
 }
+
+/// A script host whose handler fails on every event: whatever an action
+/// did is rolled back.
+pub fn failing_host() -> digipology_kernel::ClosureHost {
+    digipology_kernel::ClosureHost::new().with_handler(|_, _| {
+        Err(digipology_kernel::ScriptFailure {
+            script_id: "rules".into(),
+            binding_id: "global".into(),
+            function: "on_any".into(),
+            line: None,
+            message: "fails on purpose".into(),
+            kind: digipology_kernel::ScriptErrorKind::Runtime,
+        })
+    })
+}
