@@ -147,7 +147,7 @@ fn an_action_with_a_raw_key_replays_as_itself() {
         r#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"ann"}}"#,
         tricky
     );
-    let (out, record, replay) = record_and_replay(&dir, text.as_bytes());
+    let (out, record, replay) = record_and_replay(&dir, "examples/basics", text.as_bytes(), &[]);
     assert!(out.status.success());
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "{said}");
@@ -198,35 +198,21 @@ fn watch_keeps_reading_after_a_non_utf8_line() {
 #[test]
 fn a_record_replays_under_its_own_limits() {
     let (game, dir) = game_with_main("record-limits", b"function on_button_pressed(e) local n = 0 for i = 1, 20000 do n = n + i end storage.n = n end\n");
-    let actions = write(
-        &dir,
-        "a.jsonl",
+    let actions =
         br#"{"type":"system.player_joined","source":{"kind":"system"},"payload":{"playerId":"p"}}
 {"type":"button.press","source":{"kind":"player","playerId":"p"},"payload":{"entityId":"b"}}
-"#,
-    );
-    let record = dir.join("rec.jsonl");
-    let out = run(
-        &[
-            "run",
-            game.to_str().expect("path"),
-            "--actions",
-            actions.to_str().expect("path"),
-            "--record",
-            record.to_str().expect("path"),
-            "--instructions-max",
-            "5000",
-            "--format",
-            "jsonl",
-        ],
-        b"",
+"#;
+    let (out, _, replay) = record_and_replay(
+        &dir,
+        game.to_str().expect("path"),
+        actions,
+        &["--instructions-max", "5000"],
     );
     assert!(out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("\"kind\":\"budget\""),
         "the press ran out of budget"
     );
-    let replay = run(&["replay", record.to_str().expect("path")], b"");
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "{said}");
 }
@@ -296,7 +282,7 @@ fn the_deepest_accepted_action_replays_from_its_record() {
         )
     };
     let actions = format!("{}{}", depth_of(127), depth_of(128));
-    let (out, _, replay) = record_and_replay(&dir, actions.as_bytes());
+    let (out, _, replay) = record_and_replay(&dir, "examples/basics", actions.as_bytes(), &[]);
     assert!(out.status.success());
     let events = String::from_utf8_lossy(&out.stdout);
     // 127 levels is read (and refused for its source), 128 is malformed.
@@ -310,11 +296,13 @@ fn the_deepest_accepted_action_replays_from_its_record() {
     );
 }
 
-/// Runs `examples/basics` on `actions` with a record, then replays it: the
-/// run's output, the record's path and the replay's output.
+/// Runs `game` on `actions` (and `extra` flags) with a record, then replays
+/// it: the run's output, the record's path and the replay's output.
 fn record_and_replay(
     dir: &std::path::Path,
+    game: &str,
     actions: &[u8],
+    extra: &[&str],
 ) -> (
     std::process::Output,
     std::path::PathBuf,
@@ -322,19 +310,18 @@ fn record_and_replay(
 ) {
     let actions = write(dir, "a.jsonl", actions);
     let record = dir.join("rec.jsonl");
-    let out = run(
-        &[
-            "run",
-            "examples/basics",
-            "--actions",
-            actions.to_str().expect("path"),
-            "--record",
-            record.to_str().expect("path"),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
+    let mut args = vec![
+        "run",
+        game,
+        "--actions",
+        actions.to_str().expect("path"),
+        "--record",
+        record.to_str().expect("path"),
+        "--format",
+        "jsonl",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args, b"");
     let replay = run(&["replay", record.to_str().expect("path")], b"");
     (out, record, replay)
 }

@@ -368,13 +368,6 @@ impl Digests {
         d
     }
 
-    /// The state hash, hex.
-    pub(crate) fn hash(&self) -> String {
-        let mut out = String::with_capacity(64);
-        self.write_hash(&mut out);
-        out
-    }
-
     /// Appends the state hash, hex.
     pub(crate) fn write_hash(&self, out: &mut String) {
         out.push_str(hash_of(&self.sum).to_hex().as_str());

@@ -94,10 +94,9 @@ impl Kernel {
     /// The state hash (see [`State::hash`]): kept up to date per action
     /// when digests are tracked, computed from the whole state otherwise.
     pub fn state_hash(&self) -> String {
-        match &self.digests {
-            Some(d) => d.hash(),
-            None => self.state.hash(),
-        }
+        let mut out = String::with_capacity(64);
+        self.write_state_hash(&mut out);
+        out
     }
 
     /// Appends the state hash (hex) to `out`: [`Kernel::state_hash`]

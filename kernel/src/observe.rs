@@ -127,18 +127,16 @@ impl State {
         if *viewer == Viewer::Referee {
             return self.to_value(true);
         }
-        let sights: BTreeMap<&Id, Sight> = self
-            .entities_sorted()
-            .into_iter()
-            .map(|e| (&e.id, self.sight(e, viewer)))
-            .collect();
+        let all = self.entities_sorted();
+        let sights: BTreeMap<&Id, Sight> =
+            all.iter().map(|e| (&e.id, self.sight(e, viewer))).collect();
         let shown = |id: &Id| match sights.get(id) {
             Some(Sight::Known) => Some(id.to_string()),
             Some(Sight::Alias(a)) => Some(a.clone()),
             _ => None,
         };
         let mut entities = BTreeMap::new();
-        for e in self.entities_sorted() {
+        for e in &all {
             match &sights[&e.id] {
                 Sight::Unlisted => {}
                 Sight::Alias(a) => {
@@ -160,13 +158,8 @@ impl State {
                 )
             })
             .collect();
-        let mut doc = match self.to_value(true) {
-            Value::Object(m) => m,
-            _ => BTreeMap::new(),
-        };
-        for secret in ["rng", "storage", "timers"] {
-            doc.remove(secret);
-        }
+        // Never `rng`, `storage` or `timers`.
+        let mut doc = self.public_sections(true);
         doc.insert("entities".into(), Value::Object(entities));
         doc.insert("stacks".into(), Value::Object(stacks));
         doc.insert("prompts".into(), self.own_prompts(viewer));

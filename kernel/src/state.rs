@@ -412,20 +412,7 @@ impl State {
     /// The canonical document. With `include_sequence` false this is the
     /// gameplay document the state hash covers.
     pub fn to_value(&self, include_sequence: bool) -> Value {
-        let mut top = BTreeMap::new();
-        top.insert(
-            "kernelVersion".to_owned(),
-            Value::Number(f64::from(KERNEL_VERSION)),
-        );
-        if include_sequence {
-            top.insert(
-                "sequence".to_owned(),
-                Value::Number(crate::num::count_to_f64(self.sequence)),
-            );
-        }
-        top.insert("settings".to_owned(), Value::Object(self.settings.clone()));
-        top.insert("players".to_owned(), id_map(&self.players, player_value));
-        top.insert("seats".to_owned(), id_map(&self.seats, seat_value));
+        let mut top = self.public_sections(include_sequence);
         top.insert(
             "entities".to_owned(),
             Value::Object(
@@ -443,6 +430,27 @@ impl State {
         top.insert("storage".to_owned(), Value::Object(self.storage.clone()));
         top.insert("rng".to_owned(), self.rng.to_value());
         Value::Object(top)
+    }
+
+    /// The sections of the document every viewer sees as they are:
+    /// `kernelVersion`, `sequence` (when included), `settings`, `players`
+    /// and `seats`.
+    pub(crate) fn public_sections(&self, include_sequence: bool) -> BTreeMap<String, Value> {
+        let mut top = BTreeMap::new();
+        top.insert(
+            "kernelVersion".to_owned(),
+            Value::Number(f64::from(KERNEL_VERSION)),
+        );
+        if include_sequence {
+            top.insert(
+                "sequence".to_owned(),
+                Value::Number(crate::num::count_to_f64(self.sequence)),
+            );
+        }
+        top.insert("settings".to_owned(), Value::Object(self.settings.clone()));
+        top.insert("players".to_owned(), id_map(&self.players, player_value));
+        top.insert("seats".to_owned(), id_map(&self.seats, seat_value));
+        top
     }
 
     /// The full canonical JSON (with `sequence`), as `--state-out` writes it.

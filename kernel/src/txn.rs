@@ -197,7 +197,7 @@ impl<'s> Txn<'s> {
     pub(crate) fn commit(mut self, touched: Option<&mut Vec<Touch>>) -> (Vec<Event>, Buffers) {
         self.finished = true;
         match touched {
-            Some(t) => t.extend(self.undo.drain(..).map(Undo::touch)),
+            Some(t) => t.extend(self.undo.drain(..).map(|u| u.touch())),
             None => self.undo.clear(),
         }
         self.state.free_buried();

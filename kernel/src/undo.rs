@@ -51,7 +51,7 @@ pub(crate) enum Undo {
 
 impl Undo {
     /// What this record says the transaction touched.
-    pub(crate) fn touch(self) -> Touch {
+    pub(crate) fn touch(&self) -> Touch {
         match self {
             Undo::Entity(k, _)
             | Undo::Counter(k, _)
@@ -67,13 +67,13 @@ impl Undo {
             | Undo::Placement(k, _)
             | Undo::Inserted(k)
             | Undo::Removed(k)
-            | Undo::ZoneMember(k, _, _) => Touch::Entity(k),
-            Undo::Stack(id, _) => Touch::Keyed(Section::Stacks, id),
-            Undo::Prompt(id, _) => Touch::Keyed(Section::Prompts, id),
-            Undo::Timer(id, _) => Touch::Keyed(Section::Timers, id),
-            Undo::Player(id, _) => Touch::Keyed(Section::Players, id),
-            Undo::Seat(id, _) => Touch::Keyed(Section::Seats, id),
-            Undo::Storage(script, _) => Touch::Keyed(Section::Storage, Id::from(script)),
+            | Undo::ZoneMember(k, _, _) => Touch::Entity(*k),
+            Undo::Stack(id, _) => Touch::Keyed(Section::Stacks, id.clone()),
+            Undo::Prompt(id, _) => Touch::Keyed(Section::Prompts, id.clone()),
+            Undo::Timer(id, _) => Touch::Keyed(Section::Timers, id.clone()),
+            Undo::Player(id, _) => Touch::Keyed(Section::Players, id.clone()),
+            Undo::Seat(id, _) => Touch::Keyed(Section::Seats, id.clone()),
+            Undo::Storage(script, _) => Touch::Keyed(Section::Storage, Id::from(script.as_str())),
             Undo::Settings(_) => Touch::Settings,
             Undo::Rng(_) => Touch::Rng,
         }
@@ -112,32 +112,19 @@ impl Undo {
                     }
                 }
             }
+            // The records of one entity's field (the ones matched above
+            // restore through the state's own bookkeeping).
             entity_field => {
-                if let Some(e) = entity_field.entity(st) {
-                    entity_field.apply_to(e);
+                if let Touch::Entity(k) = entity_field.touch() {
+                    if let Some(e) = st.entity_mut(k) {
+                        entity_field.apply_to(e);
+                    }
                 }
             }
         }
     }
 
-    /// The entity a per-entity record names.
-    fn entity<'s>(&self, st: &'s mut State) -> Option<&'s mut Entity> {
-        match self {
-            Undo::Entity(k, _)
-            | Undo::Counter(k, _)
-            | Undo::DieValue(k, _)
-            | Undo::Flipped(k, _)
-            | Undo::Trips(k, _)
-            | Undo::Locked(k, _)
-            | Undo::HeldBy(k, _)
-            | Undo::Placement(k, _)
-            | Undo::ZoneMember(k, _, _) => st.entity_mut(*k),
-            _ => None,
-        }
-    }
-
-    /// Puts back one entity's saved field (the records [`Undo::entity`]
-    /// names).
+    /// Puts back one entity's saved field.
     fn apply_to(self, e: &mut Entity) {
         match self {
             Undo::Entity(_, saved) => {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use digipology_kernel::{state_from_game, state_from_game_streamed, State};
 use digipology_lua::{BindingSpec, Limits, Modules, ScriptSpec};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -20,7 +21,7 @@ pub struct Package {
     pub json: Value,
     /// The manifest's `entities`, kept as text when the package was loaded
     /// lean ([`Package::load_lean`]); `None` when `json` holds them.
-    pub entities: Option<Box<serde_json::value::RawValue>>,
+    pub entities: Option<Box<RawValue>>,
 }
 
 impl Package {
@@ -36,15 +37,20 @@ impl Package {
             column: e.column(),
             message: e.to_string(),
         })?;
+        Ok(Package::at(manifest, json, None))
+    }
+
+    /// A package of the manifest at `manifest` (its folder is the game's).
+    fn at(manifest: PathBuf, json: Value, entities: Option<Box<RawValue>>) -> Package {
         let dir = manifest
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        Ok(Package {
+        Package {
             dir,
             manifest,
             json,
-            entities: None,
-        })
+            entities,
+        }
     }
 
     /// The manifest's path and text.
@@ -75,9 +81,9 @@ impl Package {
     /// As [`Package::load`].
     pub fn load_lean(path: &Path) -> Result<Package, CliError> {
         let (manifest, text) = Package::load_text(path)?;
-        let Ok(mut parts) = serde_json::from_str::<
-            std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>,
-        >(&text) else {
+        let Ok(mut parts) =
+            serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(&text)
+        else {
             return Package::load(path);
         };
         let entities = parts.remove("entities");
@@ -90,15 +96,7 @@ impl Package {
                 Err(_) => return Package::load(path),
             }
         }
-        let dir = manifest
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        Ok(Package {
-            dir,
-            manifest,
-            json: Value::Object(json),
-            entities,
-        })
+        Ok(Package::at(manifest, Value::Object(json), entities))
     }
 
     /// The starting state for a room with `seed`.
