@@ -346,6 +346,8 @@ macro_rules! action_registry {
             TimerRegister => "timer.register", player: Never, script: true, system: false, apply: timer::register();
             TimerCancel => "timer.cancel", player: Never, script: true, system: false, apply: timer::cancel();
             TimerFire => "system.timer_fire", player: Never, script: false, system: true, apply: timer::fire();
+            EntityReveal => "entity.reveal", player: Never, script: true, system: true, apply: secrecy::reveal();
+            ContainerSetVisibility => "container.set_visibility", player: Never, script: true, system: true, apply: secrecy::set_visibility();
         }
     };
 }

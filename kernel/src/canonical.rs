@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::entity::{Components, Container, Entity, Player, SnapPoint, Toggle, Visibility, Zone};
+use crate::entity::{
+    Components, Container, Entity, Player, Reveal, SnapPoint, Toggle, Trip, Visibility, Zone,
+};
 use crate::id::Id;
 use crate::records::Stack;
 use crate::value::{object, write_number, write_object, write_string, Value};
@@ -105,6 +107,10 @@ pub fn write_entity(e: &Entity, out: &mut String) {
     write_string(&e.id, out);
     out.push_str(",\"props\":");
     write_object(&e.props, out);
+    if let Some(r) = reveal_value(&e.secrecy.revealed) {
+        out.push_str(",\"revealedTo\":");
+        r.write_canonical(out);
+    }
     out.push_str(",\"tags\":[");
     for (i, t) in e.tags.iter().enumerate() {
         if i > 0 {
@@ -113,9 +119,9 @@ pub fn write_entity(e: &Entity, out: &mut String) {
         write_string(t, out);
     }
     out.push(']');
-    if e.trips > 0 {
-        out.push_str(",\"trips\":");
-        write_number(f64::from(e.trips), out);
+    if let Some(t) = e.secrecy.trip {
+        out.push_str(",\"trip\":");
+        trip_value(t).write_canonical(out);
     }
     out.push('}');
 }
@@ -281,10 +287,32 @@ pub fn entity_value(e: &Entity) -> Value {
         ("heldBy", Value::from(e.held_by.as_deref())),
         ("components", Value::Object(comps)),
     ]);
-    if let (Value::Object(m), true) = (&mut v, e.trips > 0) {
-        m.insert("trips".into(), Value::Number(f64::from(e.trips)));
+    if let Value::Object(m) = &mut v {
+        if let Some(t) = e.secrecy.trip {
+            m.insert("trip".into(), trip_value(t));
+        }
+        if let Some(r) = reveal_value(&e.secrecy.revealed) {
+            m.insert("revealedTo".into(), r);
+        }
     }
     v
+}
+
+/// `[at, n]`.
+fn trip_value(t: Trip) -> Value {
+    Value::Array(vec![
+        Value::Number(crate::num::count_to_f64(t.at)),
+        Value::Number(f64::from(t.n)),
+    ])
+}
+
+/// `"all"`, the list of seats, or nothing when revealed to nobody.
+fn reveal_value(r: &Reveal) -> Option<Value> {
+    match r {
+        Reveal::Nobody => None,
+        Reveal::All => Some(Value::from("all")),
+        Reveal::Seats(seats) => Some(Value::Array(seats.iter().map(Value::from).collect())),
+    }
 }
 
 impl From<&Id> for Value {

@@ -259,10 +259,55 @@ pub struct Entity {
     pub components: Components,
     /// Derived from containers, snap points and stacks; not serialized.
     pub placement: Placement,
-    /// How many times it has gone into a private or hidden container: a
-    /// seat that cannot see inside sees it under a new alias afterwards
-    /// (docs/observations.md). Canonical; written only when not 0.
-    pub trips: u32,
+    /// Its last trip into a hidden place and who it is revealed to
+    /// (docs/observations.md). Canonical; written only when set.
+    pub secrecy: Secrecy,
+}
+
+/// An entity's hidden-information bookkeeping (docs/observations.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Secrecy {
+    /// Its last trip into a private or hidden container: a seat that cannot
+    /// see inside sees it under a new alias afterwards.
+    pub trip: Option<Trip>,
+    /// Who has been shown what it is since that trip.
+    pub revealed: Reveal,
+}
+
+/// When an entity last went into a private or hidden container: the
+/// `n`-th such entry (from 1) while the room's sequence was `at` (the
+/// action numbered `at - 1`; `at` 0 is the game file itself). Canonical
+/// `"trip": [at, n]`. It names a moment every seat saw, not the entity, so
+/// aliases drawn from it say nothing about which card it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trip {
+    /// The room's sequence once the moving action finished (0: loading).
+    pub at: u64,
+    /// Its place among that action's trips, from 1.
+    pub n: u32,
+}
+
+/// Who an entity has been revealed to, until its next trip.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Reveal {
+    /// Nobody beyond what the table shows.
+    #[default]
+    Nobody,
+    /// These seats (sorted, unique).
+    Seats(Vec<Id>),
+    /// Every seat and every spectator.
+    All,
+}
+
+impl Reveal {
+    /// Whether it reveals to `seat` (`None`: a spectator).
+    pub fn shows(&self, seat: Option<&Id>) -> bool {
+        match self {
+            Reveal::Nobody => false,
+            Reveal::All => true,
+            Reveal::Seats(seats) => seat.is_some_and(|s| seats.binary_search(s).is_ok()),
+        }
+    }
 }
 
 impl Entity {
@@ -275,7 +320,28 @@ impl Entity {
             held_by: None,
             components: Components::default(),
             placement: Placement::World,
-            trips: 0,
+            secrecy: Secrecy::default(),
         }
     }
+}
+
+/// Where an entity lies, as far as hiding goes (the same for every viewer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Within {
+    /// On the table or in public containers.
+    Table,
+    /// In containers private to this seat (and otherwise public ones).
+    Private(Id),
+    /// In a hidden container, or in private containers of two seats.
+    Hidden,
+}
+
+/// What a viewer needs to know about an entity to see it: kept for the
+/// entities an action destroyed, whose events still name them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exposure {
+    pub(crate) within: Within,
+    pub(crate) face_down: bool,
+    pub(crate) revealed: Reveal,
+    pub(crate) alias: String,
 }

@@ -151,6 +151,15 @@ macro_rules! events {
                 out
             }
 
+            /// Whether the data key `key` names entities in this event.
+            pub fn is_entity_key(&self, key: &str) -> bool {
+                match self {
+                    $( EventKind::$variant { .. } => {
+                        false $( || event_is_entity!(key, $how) )*
+                    } )*
+                }
+            }
+
             /// Visits each field of the event's data without building it:
             /// what script runtimes use to hand events over cheaply.
             pub fn fields<'a>(&'a self, f: &mut dyn FnMut(&'static str, Field<'a>)) {
@@ -182,6 +191,15 @@ macro_rules! event_entities {
     };
     ($out:ident, $v:ident, $other:tt) => {
         let _ = $v;
+    };
+}
+
+macro_rules! event_is_entity {
+    ($key:ident, [entity $k:literal]) => {
+        $key == $k
+    };
+    ($key:ident, $other:tt) => {
+        false
     };
 }
 
@@ -445,6 +463,22 @@ events! {
         timer_id: Id => "timerId",
         /// Whose callback runs (boxed: rare and large).
         target: Box<TimerTarget> => [flatten],
+    }
+    /// `entity.revealed`: shown to seats (or everyone) until its next trip.
+    EntityRevealed = "entity.revealed" {
+        /// The entity.
+        entity_id: Id => [entity "entityId"],
+        /// `"all"` or the seats it was revealed to by this action.
+        seats: Value => "seats",
+    }
+    /// `container.visibility_changed`
+    ContainerVisibilityChanged = "container.visibility_changed" {
+        /// The container.
+        container_id: Id => [entity "containerId"],
+        /// `public`, `private` or `hidden`.
+        visibility: String => "visibility",
+        /// The owner seat of a private container.
+        owner: Option<Id> => "owner",
     }
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected = "action.rejected" {

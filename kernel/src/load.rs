@@ -13,6 +13,7 @@ use crate::components::component;
 pub use crate::components::COMPONENT_NAMES;
 pub use crate::def::LoadError;
 use crate::def::{as_object, err, nonempty_str, only_keys, string_list};
+use crate::entity::{Reveal, Trip, Visibility};
 use crate::state::{Entity, Id, Placement, Stack, State};
 use crate::value::Value;
 
@@ -33,7 +34,15 @@ pub const GAME_KEYS: &[&str] = &[
     "limits",
 ];
 
-const ENTITY_KEYS: &[&str] = &["id", "tags", "props", "heldBy", "components", "trips"];
+const ENTITY_KEYS: &[&str] = &[
+    "id",
+    "tags",
+    "props",
+    "heldBy",
+    "components",
+    "trip",
+    "revealedTo",
+];
 
 /// Builds the starting state from a parsed `game.json`, seeded with `seed`.
 ///
@@ -123,6 +132,7 @@ fn build(
     }
     link_containers(&mut state)?;
     check_owners(&state)?;
+    trips_on_load(&mut state);
     if let Some(prefabs) = top.get("prefabs") {
         let map = as_object(prefabs, "prefabs")?;
         for (pid, def) in map {
@@ -338,15 +348,18 @@ pub fn entity_from_def(id: &str, obj: &Map<String, Json>, path: &str) -> Result<
             );
         }
     }
-    if let Some(t) = obj.get("trips") {
+    if let Some(t) = obj.get("trip") {
         // Engine bookkeeping (docs/observations.md), read back from saves.
-        e.trips = t
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| LoadError {
-                path: format!("{path}.trips"),
-                message: "must be a non-negative integer (below 2^32)".into(),
-            })?;
+        e.secrecy.trip = Some(trip_from(t).ok_or_else(|| LoadError {
+            path: format!("{path}.trip"),
+            message: "must be [at, n]: two non-negative integers, n from 1 and below 2^32".into(),
+        })?);
+    }
+    if let Some(r) = obj.get("revealedTo") {
+        e.secrecy.revealed = reveal_from(r).ok_or_else(|| LoadError {
+            path: format!("{path}.revealedTo"),
+            message: "must be \"all\" or a non-empty list of seat ids".into(),
+        })?;
     }
     if let Some(c) = obj.get("components") {
         let comps = as_object(c, &format!("{path}.components"))?;
@@ -422,19 +435,76 @@ pub(crate) fn check_owners(state: &State) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// A private container's owner (of the entity defined at `path`) is a seat.
+/// A private container's owner, and every seat an entity is revealed to
+/// (of the entity defined at `path`), are seats of the game.
 fn owner_is_a_seat(state: &State, e: &Entity, path: &str) -> Result<(), LoadError> {
     let owner = e
         .components
         .container
         .as_ref()
         .and_then(|c| c.visibility.owner());
-    match owner {
-        Some(seat) if !state.seats.contains_key(seat) => err(
+    if let Some(seat) = owner.filter(|s| !state.seats.contains_key(*s)) {
+        return err(
             &format!("{path}.components.container.owner"),
             format!("\"{seat}\" is not one of the game's seats"),
-        ),
-        _ => Ok(()),
+        );
+    }
+    if let Reveal::Seats(seats) = &e.secrecy.revealed {
+        if let Some(seat) = seats.iter().find(|s| !state.seats.contains_key(*s)) {
+            return err(
+                &format!("{path}.revealedTo"),
+                format!("\"{seat}\" is not one of the game's seats"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `[at, n]` with `n` from 1.
+fn trip_from(v: &Json) -> Option<Trip> {
+    match v.as_array()?.as_slice() {
+        [at, n] => Some(Trip {
+            at: at.as_u64().filter(|a| *a < 1 << 53)?,
+            n: n.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n > 0)?,
+        }),
+        _ => None,
+    }
+}
+
+/// `"all"` or a non-empty list of seat ids (kept sorted and unique).
+fn reveal_from(v: &Json) -> Option<Reveal> {
+    if v.as_str() == Some("all") {
+        return Some(Reveal::All);
+    }
+    let mut seats = v
+        .as_array()?
+        .iter()
+        .map(|s| s.as_str().filter(|s| !s.is_empty()).map(Id::from))
+        .collect::<Option<Vec<Id>>>()?;
+    seats.sort_unstable();
+    seats.dedup();
+    (!seats.is_empty()).then_some(Reveal::Seats(seats))
+}
+
+/// What the game file puts in private or hidden containers starts with a
+/// trip made while loading (`at` 0), numbered in container order, so its
+/// first alias is drawn from where it lies, not from which card it is.
+fn trips_on_load(state: &mut State) {
+    let mut hidden = Vec::new();
+    for e in state.entities_sorted() {
+        if let Some(c) = &e.components.container {
+            if c.visibility != Visibility::Public {
+                hidden.extend(c.items.iter().cloned());
+            }
+        }
+    }
+    for (i, id) in hidden.iter().enumerate() {
+        let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        if let Some(e) = state.key(id).and_then(|k| state.entity_mut(k)) {
+            e.secrecy.trip.get_or_insert(Trip { at: 0, n });
+        }
     }
 }
 

@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 
 use crate::canonical::entity_value;
-use crate::entity::{Entity, Placement, Visibility};
+use crate::entity::{Entity, Exposure, Placement, Reveal, Visibility, Within};
+use crate::event::{Event, EventKind, Field};
 use crate::id::Id;
+use crate::reject::RejectCode;
 use crate::state::State;
-use crate::value::{object, Value};
+use crate::value::{object, write_string, write_u64, Value};
 
 /// Who is looking.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,62 +63,134 @@ const PHYSICAL: &[&str] = &[
     "transform",
 ];
 
+impl Exposure {
+    /// How `viewer` sees it.
+    pub fn sight(&self, viewer: &Viewer) -> Sight {
+        see(&self.within, self.face_down, &self.revealed, viewer, || {
+            self.alias.clone()
+        })
+    }
+}
+
+/// The one rule: the referee sees all; a reveal shows an entity to its
+/// seats; a hidden place or another seat's private one shows nothing; a
+/// face-down card outside the viewer's own private place shows an alias.
+fn see(
+    within: &Within,
+    face_down: bool,
+    revealed: &Reveal,
+    viewer: &Viewer,
+    alias: impl FnOnce() -> String,
+) -> Sight {
+    let seat = match viewer {
+        Viewer::Referee => return Sight::Known,
+        Viewer::Spectator => None,
+        Viewer::Seat(s) => Some(s),
+    };
+    if revealed.shows(seat) {
+        return Sight::Known;
+    }
+    match within {
+        Within::Hidden => Sight::Unlisted,
+        Within::Private(owner) if seat != Some(owner) => Sight::Unlisted,
+        Within::Private(_) => Sight::Known,
+        Within::Table if face_down => Sight::Alias(alias()),
+        Within::Table => Sight::Known,
+    }
+}
+
 impl State {
     /// How `viewer` sees the entity `e`.
     pub fn sight(&self, e: &Entity, viewer: &Viewer) -> Sight {
         if *viewer == Viewer::Referee {
             return Sight::Known;
         }
-        let mut own = false;
-        let mut at = e.placement.clone();
-        // Up through containers and snap points to the table (bounded: a
-        // cycle is refused on load and by every move).
+        let face_down = e.components.flippable == Some(true);
+        see(
+            &self.within(e),
+            face_down,
+            &e.secrecy.revealed,
+            viewer,
+            || self.alias(e),
+        )
+    }
+
+    /// How `viewer` sees the entity with this id, live or destroyed by the
+    /// last action (`None`: no such entity).
+    pub fn sight_of(&self, id: &str, viewer: &Viewer) -> Option<Sight> {
+        match self.entity(id) {
+            Some(e) => Some(self.sight(e, viewer)),
+            None => self
+                .gone
+                .iter()
+                .find(|(g, _)| **g == *id)
+                .map(|(_, x)| x.sight(viewer)),
+        }
+    }
+
+    /// What a viewer needs to see `e` later, once it is gone.
+    pub(crate) fn exposure(&self, e: &Entity) -> Exposure {
+        Exposure {
+            within: self.within(e),
+            face_down: e.components.flippable == Some(true),
+            revealed: e.secrecy.revealed.clone(),
+            alias: self.alias(e),
+        }
+    }
+
+    /// Up through containers and snap points to the table.
+    fn within(&self, e: &Entity) -> Within {
+        let mut within = Within::Table;
+        let mut at = &e.placement;
+        // Bounded: a cycle is refused on load and by every move.
         for _ in 0..=self.entity_count() {
-            let holder = match &at {
+            let holder = match at {
                 Placement::Container(c) => {
                     let Some(ce) = self.entity(c) else {
-                        return Sight::Unlisted;
+                        return Within::Hidden;
                     };
                     let visibility = ce.components.container.as_ref().map(|k| &k.visibility);
-                    match visibility {
-                        Some(Visibility::Private(seat)) if viewer.seat() == Some(seat) => {
-                            own = true
+                    match (visibility, &within) {
+                        (Some(Visibility::Hidden), _) => return Within::Hidden,
+                        (Some(Visibility::Private(s)), Within::Private(o)) if s != o => {
+                            return Within::Hidden
                         }
-                        Some(Visibility::Private(_) | Visibility::Hidden) => {
-                            return Sight::Unlisted
-                        }
+                        (Some(Visibility::Private(s)), _) => within = Within::Private(s.clone()),
                         _ => {}
                     }
                     ce
                 }
                 Placement::Snap(s) => match self.entity(s) {
                     Some(se) => se,
-                    None => return Sight::Unlisted,
+                    None => return Within::Hidden,
                 },
                 Placement::World | Placement::Stack(_) => break,
             };
-            at = holder.placement.clone();
+            at = &holder.placement;
         }
-        let face_down = e.components.flippable == Some(true);
-        if face_down && !own {
-            Sight::Alias(self.alias(e))
-        } else {
-            Sight::Known
-        }
+        within
     }
 
     /// The alias a viewer sees `e` under when it may not see what it is:
-    /// derived from its id, its trips into hidden places and the room's
-    /// secret, so it changes with every trip and cannot be worked out from
-    /// the id.
+    /// keyed with the room's secret, over the moment of its last trip into
+    /// a hidden place (which every seat saw, so the alias says nothing of
+    /// which card it is) or, if it never made one, over its id. It changes
+    /// with every trip and cannot be worked out without the secret.
     pub fn alias(&self, e: &Entity) -> String {
-        let mut input = Vec::with_capacity(e.id.len() + 5);
-        input.extend_from_slice(e.id.as_bytes());
-        input.push(0);
-        input.extend_from_slice(&e.trips.to_le_bytes());
-        let hash = blake3::keyed_hash(&self.alias_key, &input);
+        let mut h = blake3::Hasher::new_keyed(&self.alias_key);
+        match e.secrecy.trip {
+            Some(t) => {
+                h.update(&[1]);
+                h.update(&t.at.to_le_bytes());
+                h.update(&t.n.to_le_bytes());
+            }
+            None => {
+                h.update(&[0]);
+                h.update(e.id.as_bytes());
+            }
+        }
         let mut out = String::from("h");
-        crate::digest::write_hex(&hash.as_bytes()[..8], &mut out);
+        crate::digest::write_hex(&h.finalize().as_bytes()[..8], &mut out);
         out
     }
 
@@ -173,7 +247,8 @@ impl State {
         let Value::Object(m) = &mut v else {
             return v;
         };
-        m.remove("trips");
+        m.remove("trip");
+        m.remove("revealedTo");
         let Some(Value::Object(comps)) = m.get_mut("components") else {
             return v;
         };
@@ -193,6 +268,20 @@ impl State {
                         "count".into(),
                         Value::Number(crate::num::count_to_f64(c.items.len() as u64)),
                     );
+                    // What has been revealed to this viewer, where it lies.
+                    let revealed: Vec<Value> = c
+                        .items
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, id)| {
+                            let id = shown(id)?;
+                            let index = Value::Number(crate::num::count_to_f64(i as u64));
+                            Some(object([("index", index), ("id", Value::from(id))]))
+                        })
+                        .collect();
+                    if !revealed.is_empty() {
+                        k.insert("shown".into(), Value::Array(revealed));
+                    }
                 }
             }
         }
@@ -214,12 +303,135 @@ impl State {
         v
     }
 
-    /// The prompts addressed to the player in the viewer's seat.
-    fn own_prompts(&self, viewer: &Viewer) -> Value {
-        let player = viewer
+    /// Writes `event` as `viewer` may see it — one JSONL line without the
+    /// newline — judged against the state after the event's action
+    /// (docs/observations.md, Events). Returns false, writing nothing,
+    /// when the viewer gets none of it.
+    pub fn write_event_for(&self, event: &Event, viewer: &Viewer, out: &mut String) -> bool {
+        if *viewer == Viewer::Referee {
+            event.write_json_line(out);
+            return true;
+        }
+        let kind = &event.kind;
+        match kind {
+            EventKind::PromptCreated { player_id, .. }
+            | EventKind::PromptResponded { player_id, .. }
+            | EventKind::PromptCanceled { player_id, .. }
+                if self.seated(viewer) != Some(player_id) =>
+            {
+                return false
+            }
+            EventKind::TimerRegistered { .. }
+            | EventKind::TimerCanceled { .. }
+            | EventKind::TimerFired { .. } => return false,
+            _ => {}
+        }
+        let mut data: Vec<(&'static str, Shown<'_>)> = Vec::with_capacity(8);
+        let mut unseen = false;
+        kind.fields(&mut |key, field| {
+            let shown = if kind.is_entity_key(key) {
+                match field {
+                    Field::Str(id) => {
+                        let (shown, known) = self.shown_id(id, viewer);
+                        unseen |= !known;
+                        shown.map_or(Shown::Field(Field::Null), Shown::Text)
+                    }
+                    Field::Ids(ids) => Shown::Ids(
+                        ids.iter()
+                            .map(|id| {
+                                let (shown, known) = self.shown_id(id, viewer);
+                                unseen |= !known;
+                                shown
+                            })
+                            .collect(),
+                    ),
+                    other => Shown::Field(other),
+                }
+            } else {
+                Shown::Field(field)
+            };
+            data.push((key, shown));
+        });
+        for (key, shown) in &mut data {
+            let keep = match kind {
+                EventKind::ActionRejected { rejection, .. } => match *key {
+                    "actionType" | "code" => true,
+                    "message" if rejection.code != RejectCode::ScriptError => {
+                        *shown = Shown::Text(self.scrub(&rejection.message, viewer));
+                        true
+                    }
+                    _ => false,
+                },
+                EventKind::ScriptError { .. } => {
+                    matches!(*key, "scriptId" | "function" | "kind" | "sequence")
+                }
+                _ => kind.is_entity_key(key) || !unseen || PHYSICAL_KEYS.contains(key),
+            };
+            if !keep {
+                *shown = Shown::Field(Field::Null);
+            }
+        }
+        write_line(event, &mut data, out);
+        true
+    }
+
+    /// An entity id as `viewer` sees it (its id, its alias, or nothing),
+    /// and whether it sees the entity fully.
+    fn shown_id(&self, id: &str, viewer: &Viewer) -> (Option<String>, bool) {
+        match self.sight_of(id, viewer) {
+            Some(Sight::Known) => (Some(id.to_owned()), true),
+            Some(Sight::Alias(a)) => (Some(a), false),
+            Some(Sight::Unlisted) | None => (None, false),
+        }
+    }
+
+    /// A message with every word that is the id of an entity `viewer`
+    /// does not fully see replaced by its alias, or by `?`.
+    fn scrub(&self, message: &str, viewer: &Viewer) -> String {
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(start) = rest.find(|c: char| !is_separator(c)) {
+            out.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find(is_separator).unwrap_or(rest.len());
+            let word = &rest[..end];
+            match self.sight_of(word, viewer) {
+                Some(Sight::Known) | None => out.push_str(word),
+                Some(Sight::Alias(a)) => out.push_str(&a),
+                Some(Sight::Unlisted) => out.push('?'),
+            }
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The player sitting in the viewer's seat.
+    fn seated(&self, viewer: &Viewer) -> Option<&Id> {
+        viewer
             .seat()
             .and_then(|s| self.seats.get(s))
-            .and_then(Option::as_ref);
+            .and_then(Option::as_ref)
+    }
+
+    /// The hash a viewer gets in place of the state hash: blake3 of the
+    /// canonical JSON of its projection, without `sequence`.
+    pub fn projected_hash(&self, viewer: &Viewer) -> String {
+        if *viewer == Viewer::Referee {
+            return self.hash();
+        }
+        let mut doc = self.project(viewer);
+        if let Value::Object(m) = &mut doc {
+            m.remove("sequence");
+        }
+        blake3::hash(doc.to_canonical_json().as_bytes())
+            .to_hex()
+            .to_string()
+    }
+
+    /// The prompts addressed to the player in the viewer's seat.
+    fn own_prompts(&self, viewer: &Viewer) -> Value {
+        let player = self.seated(viewer);
         let mine = self
             .prompts
             .iter()
@@ -248,4 +460,79 @@ fn aliased(e: &Entity, alias: &str) -> Value {
         ("heldBy", Value::from(e.held_by.as_deref())),
         ("components", Value::Object(components)),
     ])
+}
+
+/// One event line with the data as seen, keys in canonical order.
+fn write_line(event: &Event, data: &mut [(&'static str, Shown<'_>)], out: &mut String) {
+    data.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push_str("{\"seq\":");
+    write_u64(event.seq, out);
+    out.push_str(",\"actionId\":");
+    write_string(&event.action_id.to_string(), out);
+    out.push_str(",\"type\":\"");
+    out.push_str(event.type_name());
+    out.push_str("\",\"data\":{");
+    for (i, (key, shown)) in data.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(key, out);
+        out.push(':');
+        shown.write(out);
+    }
+    out.push_str("}}");
+}
+
+/// Plain data keys an event keeps when it names an entity the viewer does
+/// not fully see: who acted, where and how things moved — nothing of what
+/// the thing is. Deny by default: every other plain key is null then.
+const PHYSICAL_KEYS: &[&str] = &[
+    "cardsEach",
+    "flipped",
+    "fromIndex",
+    "index",
+    "owner",
+    "playerId",
+    "seats",
+    "stackId",
+    "visibility",
+];
+
+/// Splits words in a message: ids are written between quotes or spaces,
+/// and may end a clause.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}'
+        )
+}
+
+/// An event data value as a viewer sees it.
+enum Shown<'a> {
+    Field(Field<'a>),
+    Text(String),
+    Ids(Vec<Option<String>>),
+}
+
+impl Shown<'_> {
+    fn write(&self, out: &mut String) {
+        match self {
+            Shown::Field(f) => f.write_canonical(out),
+            Shown::Text(t) => write_string(t, out),
+            Shown::Ids(ids) => {
+                out.push('[');
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    match id {
+                        Some(id) => write_string(id, out),
+                        None => out.push_str("null"),
+                    }
+                }
+                out.push(']');
+            }
+        }
+    }
 }

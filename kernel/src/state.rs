@@ -75,6 +75,9 @@ pub struct State {
     /// (docs/observations.md): derived from the seed, never sent to a
     /// seat; room data like the clock, kept by save games, not canonical.
     pub alias_key: [u8; 32],
+    /// How the entities the last action destroyed could be seen just
+    /// before (their events still name them). Not canonical.
+    pub(crate) gone: Vec<(Id, crate::entity::Exposure)>,
 }
 
 /// The alias secret of a room seeded with `seed`: as secret as the seed
@@ -114,6 +117,7 @@ impl State {
             seat_order: Vec::new(),
             buried: Vec::new(),
             alias_key: alias_key(seed),
+            gone: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::digest::Touch;
+use crate::entity::{Reveal, Trip};
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::reject::Rejection;
 use crate::rng::Rng;
@@ -79,6 +80,8 @@ pub struct Txn<'s> {
     depth: u32,
     subcommands: u32,
     spawns: u32,
+    /// Trips into hidden places so far (numbers the next one).
+    trips: u32,
     poison: Option<Poison>,
     limits: Limits,
     seq: u64,
@@ -99,6 +102,7 @@ impl<'s> Txn<'s> {
         limits: Limits,
         buffers: Buffers,
     ) -> Txn<'s> {
+        state.gone.clear();
         Txn {
             state,
             undo: buffers.undo,
@@ -108,6 +112,7 @@ impl<'s> Txn<'s> {
             depth: 0,
             subcommands: 0,
             spawns: 0,
+            trips: 0,
             poison: None,
             limits,
             seq,
@@ -270,7 +275,22 @@ impl<'s> Txn<'s> {
         }
         let id = items.remove(index);
         self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
+        self.remembered(key, &id);
         Some(id)
+    }
+
+    /// An item leaving a private container stays known to the owner seat
+    /// (its player saw it) until its next trip into a hidden place.
+    fn remembered(&mut self, container: EntityKey, item: &Id) {
+        let owner = self
+            .state
+            .get(container)
+            .and_then(|e| e.components.container.as_ref())
+            .and_then(|c| c.visibility.owner())
+            .cloned();
+        if let (Some(owner), Some(key)) = (owner, self.state.key(item)) {
+            self.reveal(key, Reveal::Seats(vec![owner]));
+        }
     }
 
     /// Takes the last item (a deck's top card) out of a container's list.
@@ -279,6 +299,7 @@ impl<'s> Txn<'s> {
         let id = items.pop()?;
         let index = items.len();
         self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
+        self.remembered(key, &id);
         Some(id)
     }
 
@@ -303,10 +324,66 @@ impl<'s> Txn<'s> {
         }
     }
 
+    /// A trip into a hidden place: numbered by when it happened (which
+    /// every seat saw), and the end of any reveal.
     fn count_trip(&mut self, key: EntityKey) {
+        self.trips = self.trips.saturating_add(1);
+        let trip = Trip {
+            at: self.seq.saturating_add(1),
+            n: self.trips,
+        };
         if let Some(e) = self.state.entity_mut(key) {
-            self.undo.push(Undo::Trips(key, e.trips));
-            e.trips = e.trips.saturating_add(1);
+            let was = std::mem::take(&mut e.secrecy);
+            e.secrecy.trip = Some(trip);
+            self.undo.push(Undo::Secrecy(key, Box::new(was)));
+        }
+    }
+
+    /// Sets a container's visibility; hiding its items from anyone who saw
+    /// them is a trip for each, in order.
+    pub(crate) fn set_visibility(&mut self, key: EntityKey, visibility: Visibility) {
+        let Some(c) = self
+            .state
+            .get(key)
+            .and_then(|e| e.components.container.as_ref())
+        else {
+            return;
+        };
+        if c.visibility == visibility {
+            return;
+        }
+        let hides = visibility != Visibility::Public;
+        let items = if hides { c.items.clone() } else { Vec::new() };
+        if let Some(c) = self
+            .entity_mut(key)
+            .and_then(|e| e.components.container.as_mut())
+        {
+            c.visibility = visibility;
+        }
+        for id in items {
+            if let Some(item) = self.state.key(&id) {
+                self.count_trip(item);
+            }
+        }
+    }
+
+    /// Reveals an entity to more viewers (docs/observations.md).
+    pub(crate) fn reveal(&mut self, key: EntityKey, to: Reveal) {
+        if let Some(e) = self.state.entity_mut(key) {
+            let was = e.secrecy.clone();
+            e.secrecy.revealed = match (was.revealed.clone(), to) {
+                (Reveal::All, _) | (_, Reveal::All) => Reveal::All,
+                (Reveal::Nobody, r) | (r, Reveal::Nobody) => r,
+                (Reveal::Seats(mut a), Reveal::Seats(b)) => {
+                    a.extend(b);
+                    a.sort_unstable();
+                    a.dedup();
+                    Reveal::Seats(a)
+                }
+            };
+            if e.secrecy != was {
+                self.undo.push(Undo::Secrecy(key, Box::new(was)));
+            }
         }
     }
 
@@ -395,6 +472,16 @@ impl<'s> Txn<'s> {
         let key = self.state.insert_live(entity)?;
         self.undo.push(Undo::Inserted(key));
         Some(key)
+    }
+
+    /// Keeps how an entity about to be destroyed can be seen, for the
+    /// viewers of this action's events.
+    pub(crate) fn note_gone(&mut self, key: EntityKey) {
+        if let Some(e) = self.state.get(key) {
+            let exposure = self.state.exposure(e);
+            let id = e.id.clone();
+            self.state.gone.push((id, exposure));
+        }
     }
 
     /// Removes an entity (its memberships must already be cleaned).

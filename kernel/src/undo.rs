@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::digest::{Section, Touch};
+use crate::entity::Secrecy;
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
@@ -26,8 +27,8 @@ pub(crate) enum Undo {
     /// An item put into a container's list at this index.
     ItemInserted(EntityKey, usize),
     Flipped(EntityKey, bool),
-    /// An entity's trip count before a trip into a hidden place.
-    Trips(EntityKey, u32),
+    /// An entity's secrecy before a trip into a hidden place or a reveal.
+    Secrecy(EntityKey, Box<Secrecy>),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
     Transform(EntityKey, Option<Transform>),
@@ -60,7 +61,7 @@ impl Undo {
             | Undo::ItemRemoved(k, _, _)
             | Undo::ItemInserted(k, _)
             | Undo::Flipped(k, _)
-            | Undo::Trips(k, _)
+            | Undo::Secrecy(k, _)
             | Undo::Locked(k, _)
             | Undo::HeldBy(k, _)
             | Undo::Transform(k, _)
@@ -145,7 +146,7 @@ impl Undo {
                 }
             }
             Undo::Flipped(_, v) => e.components.flippable = Some(v),
-            Undo::Trips(_, n) => e.trips = n,
+            Undo::Secrecy(_, s) => e.secrecy = *s,
             Undo::Locked(_, v) => e.components.lockable = Some(v),
             Undo::HeldBy(_, v) => e.held_by = v,
             Undo::Placement(_, p) => e.placement = p,

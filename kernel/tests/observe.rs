@@ -246,3 +246,207 @@ fn no_canary_reaches_a_viewer_who_may_not_see_it() {
         }
     }
 }
+
+/// Each event of the last action as `viewer` gets it (docs/observations.md,
+/// The events a viewer sees).
+fn events_for(k: &Kernel, out: &digipology_kernel::Outcome, viewer: &str) -> Vec<Value> {
+    out.events
+        .iter()
+        .filter_map(|e| {
+            let mut line = String::new();
+            k.state()
+                .write_event_for(e, &Viewer::parse(viewer), &mut line)
+                .then(|| serde_json::from_str(&line).expect("an event line is JSON"))
+        })
+        .collect()
+}
+
+fn run(k: &mut Kernel, action: Value) -> digipology_kernel::Outcome {
+    let out = k.process_json(&action, &mut digipology_kernel::NoScripts);
+    assert!(out.accepted(), "{:?}", out.rejection());
+    out
+}
+
+#[test]
+fn a_deal_from_the_hidden_pile_names_each_card_only_to_the_seat_that_gets_it() {
+    let mut k = table();
+    let out = run(
+        &mut k,
+        script(
+            "deck.deal",
+            json!({"deckId": "pile", "targets": ["hand_n", "hand_s"], "cardsEach": 1}),
+        ),
+    );
+    let dealt = |viewer: &str| {
+        events_for(&k, &out, viewer)
+            .into_iter()
+            .find(|e| e["type"] == "deck.dealt")
+            .expect("dealt")["data"]
+            .clone()
+    };
+    let referee = dealt("referee");
+    let cards = referee["entityIds"].as_array().expect("ids").clone();
+    assert_eq!(cards.len(), 2);
+    // The referee's order is the deal order: north, then south.
+    assert_eq!(dealt("north")["entityIds"], json!([cards[0], null]));
+    assert_eq!(dealt("south")["entityIds"], json!([null, cards[1]]));
+    assert_eq!(dealt("spectator")["entityIds"], json!([null, null]));
+    assert_eq!(
+        dealt("spectator")["cardsEach"],
+        json!(1),
+        "how many is public"
+    );
+    assert_eq!(dealt("spectator")["targets"], json!(["hand_n", "hand_s"]));
+}
+
+#[test]
+fn a_card_played_face_down_from_a_hand_is_an_alias_to_others_and_known_to_its_owner() {
+    let mut k = table();
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "n1", "from": "hand_n", "to": null, "index": 0}),
+        ),
+    );
+    let moved = |viewer: &str| events_for(&k, &out, viewer)[0]["data"].clone();
+    assert_eq!(moved("north")["entityId"], json!("n1"), "the owner saw it");
+    let alias = k.state().alias(k.state().entity("n1").expect("n1"));
+    assert_eq!(moved("south")["entityId"], json!(alias));
+    assert_eq!(moved("spectator")["entityId"], json!(alias));
+    assert_eq!(
+        moved("south")["fromIndex"],
+        json!(0),
+        "where it came from is public"
+    );
+    assert!(view(&k, "north")["entities"].get("n1").is_some());
+    assert!(view(&k, "south")["entities"].get(alias.as_str()).is_some());
+}
+
+#[test]
+fn a_reveal_shows_a_card_to_its_seats_until_its_next_trip() {
+    let mut k = table();
+    run(
+        &mut k,
+        script("entity.reveal", json!({"entityId": "s1", "to": ["north"]})),
+    );
+    let north = view(&k, "north");
+    assert_eq!(
+        north["entities"]["hand_s"]["components"]["container"]["shown"],
+        json!([{"index": 0, "id": "s1"}])
+    );
+    assert!(north["entities"]["s1"]["props"]["secret"].is_string());
+    assert!(view(&k, "spectator")["entities"].get("s1").is_none());
+    // Back through a hidden place: forgotten.
+    run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "s1", "from": "hand_s", "to": "pile", "index": 0}),
+        ),
+    );
+    assert!(view(&k, "north")["entities"].get("s1").is_none());
+    // To everyone: the top of the pile, face up for all.
+    run(
+        &mut k,
+        script("entity.reveal", json!({"entityId": "p3", "to": "all"})),
+    );
+    for viewer in ["north", "south", "spectator"] {
+        assert!(view(&k, viewer)["entities"].get("p3").is_some(), "{viewer}");
+    }
+    // Bad requests change nothing.
+    for bad in [
+        json!({"entityId": "p1", "to": ["west"]}),
+        json!({"entityId": "p1", "to": []}),
+        json!({"entityId": "p1", "to": "some"}),
+        json!({"entityId": "p1"}),
+    ] {
+        let before = k.state().hash();
+        let out = k.process_json(
+            &script("entity.reveal", bad.clone()),
+            &mut digipology_kernel::NoScripts,
+        );
+        assert!(!out.accepted(), "{bad}");
+        assert_eq!(k.state().hash(), before);
+    }
+}
+
+#[test]
+fn hiding_a_public_container_is_a_trip_for_its_items() {
+    let mut k = table();
+    let before = view(&k, "spectator");
+    assert!(before["entities"].get("d1").is_some());
+    let out = run(
+        &mut k,
+        script(
+            "container.set_visibility",
+            json!({"containerId": "discard", "visibility": "private", "owner": "south"}),
+        ),
+    );
+    assert_eq!(
+        events_for(&k, &out, "spectator")[0]["data"],
+        json!({"containerId": "discard", "visibility": "private", "owner": "south"})
+    );
+    assert!(view(&k, "spectator")["entities"].get("d1").is_none());
+    assert!(view(&k, "south")["entities"].get("d1").is_some());
+    let doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("json");
+    assert!(doc["entities"]["d1"]["trip"].is_array(), "{doc}");
+}
+
+#[test]
+fn seats_get_no_timer_events_no_other_seats_prompts_and_no_script_messages() {
+    let mut k = table();
+    let out = run(
+        &mut k,
+        script(
+            "prompt.create",
+            json!({"id": "q_bob", "kind": "confirm", "playerId": "bob", "title": "Sure?"}),
+        ),
+    );
+    assert_eq!(events_for(&k, &out, "south").len(), 1);
+    assert!(events_for(&k, &out, "north").is_empty());
+    assert!(events_for(&k, &out, "spectator").is_empty());
+    let out = run(
+        &mut k,
+        script(
+            "timer.register",
+            json!({"timerId": "t", "delay": 10, "callback": "cb", "scriptId": "main", "bindingId": "global"}),
+        ),
+    );
+    assert_eq!(events_for(&k, &out, "referee").len(), 1);
+    assert!(events_for(&k, &out, "north").is_empty());
+    // A rejection naming a hidden card: its id is scrubbed for seats.
+    let out = k.process_json(
+        &script(
+            "container.move",
+            json!({"entity": "p1", "from": "hand_n", "to": null, "index": 0}),
+        ),
+        &mut digipology_kernel::NoScripts,
+    );
+    let message = |viewer: &str| {
+        events_for(&k, &out, viewer)[0]["data"]["message"]
+            .as_str()
+            .expect("message")
+            .to_owned()
+    };
+    assert!(message("referee").contains("p1"), "{}", message("referee"));
+    assert!(!message("north").contains("p1"), "{}", message("north"));
+    assert!(message("north").contains('?'), "{}", message("north"));
+}
+
+#[test]
+fn a_destroyed_hidden_card_stays_unnamed_in_its_events() {
+    let mut k = table();
+    let out = run(&mut k, script("entity.destroy", json!({"entityId": "p2"})));
+    for viewer in ["north", "spectator"] {
+        for e in events_for(&k, &out, viewer) {
+            let text = e.to_string();
+            assert!(!text.contains("\"p2\""), "{viewer}: {text}");
+        }
+    }
+    let referee: Vec<String> = events_for(&k, &out, "referee")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    assert!(referee.iter().any(|t| t.contains("\"p2\"")));
+}

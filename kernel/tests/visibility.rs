@@ -134,10 +134,12 @@ fn a_saved_state_with_visibilities_restores_to_the_same_bytes() {
 
 /// A card that goes into a private or hidden container has made a trip
 /// (its alias changes for seats that cannot see inside); into a public one
-/// it has not. The count is canonical (written only when not 0) and rolls
-/// back with its action.
+/// it has not. The trip is canonical — `[room sequence after the action,
+/// place among its trips]`, written only when there is one — and rolls
+/// back with its action. Leaving a private container keeps the card known
+/// to the owner seat until its next trip.
 #[test]
-fn going_into_a_hidden_place_is_a_counted_trip() {
+fn going_into_a_hidden_place_is_a_trip() {
     let g = json!({"seats": ["north"],
                    "entities": [
                        {"id": "deck", "components": {"deck": {}, "container": {"items": ["c1", "c2", "c3"]}}},
@@ -146,7 +148,9 @@ fn going_into_a_hidden_place_is_a_counted_trip() {
                        {"id": "table", "components": {"container": {}}},
                        {"id": "c1", "components": {}}, {"id": "c2", "components": {}}, {"id": "c3", "components": {}}]});
     let mut k = started(&g, 1);
-    let trips = |k: &digipology_kernel::Kernel, id: &str| k.state().entity(id).map(|e| e.trips);
+    let doc = |k: &digipology_kernel::Kernel| -> Value {
+        serde_json::from_str(&k.state().canonical_json()).expect("canonical")
+    };
     let mv = |e: &str, from: &str, to: &str| {
         common::script(
             "container.move",
@@ -154,24 +158,37 @@ fn going_into_a_hidden_place_is_a_counted_trip() {
         )
     };
     common::accept(&mut k, mv("c3", "deck", "table"));
-    assert_eq!(trips(&k, "c3"), Some(0), "a public container is no trip");
-    common::accept(&mut k, mv("c3", "table", "hand"));
-    assert_eq!(trips(&k, "c3"), Some(1));
-    common::accept(&mut k, mv("c3", "hand", "pile"));
-    assert_eq!(trips(&k, "c3"), Some(2));
-    let doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("canonical");
-    assert_eq!(doc["entities"]["c3"]["trips"], json!(2));
     assert!(
-        doc["entities"]["c2"].get("trips").is_none(),
-        "0 is not written"
+        doc(&k)["entities"]["c3"].get("trip").is_none(),
+        "a public container is no trip"
     );
-    // Rolled back with a failing handler: the count is as it was.
+    let seq = k.state().sequence;
+    common::accept(&mut k, mv("c3", "table", "hand"));
+    assert_eq!(doc(&k)["entities"]["c3"]["trip"], json!([seq + 1, 1]));
+    common::accept(&mut k, mv("c3", "hand", "table"));
+    assert_eq!(
+        doc(&k)["entities"]["c3"]["revealedTo"],
+        json!(["north"]),
+        "the owner saw it leave the hand"
+    );
+    common::accept(&mut k, mv("c3", "table", "pile"));
+    let d = doc(&k);
+    assert_eq!(d["entities"]["c3"]["trip"], json!([seq + 3, 1]));
+    assert!(
+        d["entities"]["c3"].get("revealedTo").is_none(),
+        "a trip forgets"
+    );
+    assert!(d["entities"]["c2"].get("trip").is_none());
+    // Rolled back with a failing handler: no trip.
     let mut failing = common::failing_host();
     let out = k.process_json(&mv("c2", "deck", "pile"), &mut failing);
     assert!(!out.accepted());
-    assert_eq!(trips(&k, "c2"), Some(0));
+    assert!(doc(&k)["entities"]["c2"].get("trip").is_none());
     // And it survives a save.
-    let back = state_from_canonical(k.state(), &doc).expect("restores");
-    assert_eq!(back.entity("c3").map(|e| e.trips), Some(2));
+    let back = state_from_canonical(k.state(), &d).expect("restores");
+    assert_eq!(
+        back.entity("c3").map(|e| e.secrecy.clone()),
+        k.state().entity("c3").map(|e| e.secrecy.clone())
+    );
     assert_eq!(back.hash(), k.state().hash());
 }

@@ -125,6 +125,11 @@ fn steps() -> Vec<Value> {
             json!({"prefabId": "token", "transform": at(-20.0)}),
         ),
         script("entity.destroy", json!({"entityId": "gone"})),
+        script("entity.reveal", json!({"entityId": "card", "to": "all"})),
+        script(
+            "container.set_visibility",
+            json!({"containerId": "hand", "visibility": "hidden"}),
+        ),
     ]
 }
 

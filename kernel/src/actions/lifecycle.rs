@@ -96,7 +96,9 @@ pub(crate) fn destroy(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let entity_id = p.str("entityId")?;
     let (key, e) = find(txn.state(), entity_id, "entityId")?;
     let eid = e.id.clone();
-    if let Some(holder) = e.held_by.clone() {
+    let held_by = e.held_by.clone();
+    txn.note_gone(key);
+    if let Some(holder) = held_by {
         txn.set_held_by(key, None);
         txn.emit(EventKind::EntityDropped {
             entity_id: eid.clone(),

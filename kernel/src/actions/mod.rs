@@ -10,6 +10,7 @@ pub(crate) mod die;
 pub(crate) mod entity;
 pub(crate) mod lifecycle;
 pub(crate) mod prompt;
+pub(crate) mod secrecy;
 pub(crate) mod snap;
 pub(crate) mod stack;
 pub(crate) mod system;
