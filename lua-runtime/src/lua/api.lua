@@ -241,6 +241,25 @@ function Entity:move_all_to(container)
   fail(kind or "subcommand", err, 2)
 end
 
+-- Hidden information: e:reveal() shows e to everyone, e:reveal_to(seat or
+-- {seats}) to those seats, until e next goes into a private or hidden
+-- container; c:peek(seat) shows every item of container c to the seat;
+-- c:set_visibility("public" | "hidden") or ("private", seat).
+function Entity:reveal() key_of(self); submit("entity.reveal", { entityId = self[1], to = "all" }) end
+function Entity:reveal_to(seats)
+  key_of(self)
+  if type(seats) == "string" then seats = { seats } end
+  submit("entity.reveal", { entityId = self[1], to = seats })
+end
+function Entity:peek(seat)
+  if type(seat) ~= "string" then error("peek expects a seat id", 2) end
+  for _, item in raw_ipairs(self:items()) do item:reveal_to(seat) end
+end
+function Entity:set_visibility(visibility, owner)
+  key_of(self)
+  submit("container.set_visibility", { containerId = self[1], visibility = visibility, owner = owner })
+end
+
 function Entity:attach(entity)
   key_of(self)
   submit("snap.attach", { snapPointId = self[1], entityId = id_of(entity, "an entity") })

@@ -1,0 +1,109 @@
+//! The Lua methods for hidden information (docs/lua-api.md, Writes):
+//! `set_visibility`, `reveal`, `reveal_to`, `peek` — what they change, and
+//! that bad arguments fail the action and change nothing.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const SRC: &str = r#"
+function on_button_pressed(event)
+  local deck, hand = game.entity("deck"), game.entity("hand")
+  if event.data.entityId == "btn" then
+    deck:set_visibility("hidden")
+    hand:set_visibility("private", "north")
+    deck:draw_to(hand, 2)
+    deck:top():reveal()
+    hand:peek("south")
+  elseif storage.bad == "peek" then
+    hand:peek(5)
+  else
+    hand:set_visibility("private", "west")
+  end
+end
+function on_counter_changed(event)
+  storage.bad = "peek"
+end
+"#;
+
+fn entity(k: &digipology_kernel::Kernel, id: &str) -> Value {
+    let doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("state JSON");
+    doc["entities"][id].clone()
+}
+
+#[test]
+fn lua_hides_a_pile_deals_a_private_hand_reveals_and_peeks() {
+    let (mut k, mut host) = global(SRC);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    assert!(out.accepted(), "{:?}", events(&out));
+    assert_eq!(
+        component(&k, "deck", "container")["visibility"],
+        json!("hidden")
+    );
+    assert_eq!(
+        component(&k, "hand", "container"),
+        json!({"capacity": null, "items": ["c3", "c2"], "owner": "north", "visibility": "private"})
+    );
+    assert_eq!(entity(&k, "c1")["revealedTo"], json!("all"));
+    for card in ["c2", "c3"] {
+        assert_eq!(entity(&k, card)["revealedTo"], json!(["south"]), "{card}");
+    }
+    let types: Vec<String> = events(&out).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(types.iter().filter(|t| *t == "entity.revealed").count(), 3);
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| *t == "container.visibility_changed")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_bad_seat_or_visibility_fails_the_action_and_changes_nothing() {
+    let (mut k, mut host) = global(SRC);
+    start(&mut k, &mut host);
+    let e = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn2"})),
+        "subcommand",
+    );
+    assert!(e["message"].as_str().unwrap_or("").contains("west"), "{e}");
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "other", "amount": 1}),
+        ),
+        &mut host,
+    );
+    assert!(out.accepted());
+    let e = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn2"})),
+        "runtime",
+    );
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("peek expects a seat id"),
+        "{e}"
+    );
+    let out = k.process_json(
+        &player(
+            "p1",
+            "counter.add",
+            json!({"entityId": "other", "amount": 1}),
+        ),
+        &mut host,
+    );
+    assert!(out.accepted(), "the room still serves");
+}
