@@ -248,7 +248,17 @@ impl Kernel {
         if let crate::action::Source::Player { player_id } = &action.source {
             txn.set_actor(Some(player_id.clone()));
         }
-        let result = execute(&mut txn, action, host);
+        let result = match seated_names(txn.state(), action) {
+            Ok(None) => execute(&mut txn, action, host),
+            Ok(Some(payload)) => {
+                let resolved = Action {
+                    payload,
+                    ..action.clone()
+                };
+                execute(&mut txn, &resolved, host)
+            }
+            Err(r) => Err(Failure::Rejected(r)),
+        };
         let (events, accepted) = match result {
             Ok(()) if commit => {
                 let touched = self.digests.is_some().then_some(&mut self.touched);
@@ -279,6 +289,20 @@ impl Kernel {
             events,
             accepted,
         }
+    }
+}
+
+/// A seated player's action names entities as its seat sees them
+/// (docs/observations.md, Acting on what a seat sees).
+fn seated_names(state: &State, action: &Action) -> Result<Option<Fields>, Rejection> {
+    let Source::Player { player_id } = &action.source else {
+        return Ok(None);
+    };
+    match state.seat_of(player_id) {
+        Some(seat) => {
+            state.resolve_names(&action.payload, &crate::observe::Viewer::Seat(seat.clone()))
+        }
+        None => Ok(None),
     }
 }
 

@@ -8,7 +8,8 @@ use crate::canonical::entity_value;
 use crate::entity::{Entity, Exposure, Placement, Reveal, Visibility, Within};
 use crate::event::{Event, EventKind, Field};
 use crate::id::Id;
-use crate::reject::RejectCode;
+use crate::payload::{FieldValue, Fields};
+use crate::reject::{RejectCode, Rejection};
 use crate::state::State;
 use crate::value::{object, write_string, write_u64, Value};
 
@@ -406,6 +407,91 @@ impl State {
         out
     }
 
+    /// The seat a player sits in (the first in id order, if several).
+    pub fn seat_of(&self, player: &str) -> Option<&Id> {
+        self.seats
+            .iter()
+            .find(|(_, p)| p.as_deref() == Some(player))
+            .map(|(s, _)| s)
+    }
+
+    /// A seated player's payload with every alias its seat was shown
+    /// replaced by the entity's id (only for that seat). Naming by its id
+    /// an entity the seat cannot place at all (inside another seat's
+    /// private container or a hidden one) is refused exactly as an id that
+    /// names nothing: a seat cannot probe hands or piles for cards. `None`
+    /// when nothing needs changing.
+    pub(crate) fn resolve_names(
+        &self,
+        payload: &Fields,
+        viewer: &Viewer,
+    ) -> Result<Option<Fields>, Rejection> {
+        let mut changed: Option<Fields> = None;
+        for (key, value) in payload.iter() {
+            if !NAMING_KEYS.contains(&key) {
+                continue;
+            }
+            let resolved = match value {
+                FieldValue::Str(name) => self
+                    .resolve_name(key, name.as_str(), viewer)?
+                    .map(|id| FieldValue::from(&*id)),
+                FieldValue::Json(list) => match &**list {
+                    serde_json::Value::Array(items) => {
+                        let mut out = Vec::with_capacity(items.len());
+                        let mut any = false;
+                        for item in items {
+                            match item.as_str() {
+                                Some(name) => match self.resolve_name(key, name, viewer)? {
+                                    Some(id) => {
+                                        any = true;
+                                        out.push(serde_json::Value::from(&*id));
+                                    }
+                                    None => out.push(item.clone()),
+                                },
+                                None => out.push(item.clone()),
+                            }
+                        }
+                        any.then(|| FieldValue::Json(Box::new(serde_json::Value::Array(out))))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(v) = resolved {
+                changed.get_or_insert_with(|| payload.clone()).set(key, v);
+            }
+        }
+        Ok(changed)
+    }
+
+    /// The entity a seat means by `name`: `None` to keep the name as it is.
+    fn resolve_name(
+        &self,
+        key: &str,
+        name: &str,
+        viewer: &Viewer,
+    ) -> Result<Option<Id>, Rejection> {
+        if let Some(e) = self.entity(name) {
+            return match self.sight(e, viewer) {
+                Sight::Known | Sight::Alias(_) => Ok(None),
+                Sight::Unlisted => Err(Rejection::new(
+                    RejectCode::EntityNotFound,
+                    format!("payload.{key}: no entity \"{name}\""),
+                )),
+            };
+        }
+        if !(name.len() == 17 && name.starts_with('h')) {
+            return Ok(None);
+        }
+        // Only face-down entities carry aliases; the rest cost one check.
+        let found = self
+            .entities_sorted()
+            .into_iter()
+            .filter(|e| e.components.flippable == Some(true))
+            .find(|e| self.alias(e) == name && self.sight(e, viewer) == Sight::Alias(name.into()));
+        Ok(found.map(|e| e.id.clone()))
+    }
+
     /// The player sitting in the viewer's seat.
     fn seated(&self, viewer: &Viewer) -> Option<&Id> {
         viewer
@@ -482,6 +568,9 @@ fn write_line(event: &Event, data: &mut [(&'static str, Shown<'_>)], out: &mut S
     }
     out.push_str("}}");
 }
+
+/// The payload keys through which a player names entities.
+const NAMING_KEYS: &[&str] = &["deckId", "entityId", "target", "targets"];
 
 /// Plain data keys an event keeps when it names an entity the viewer does
 /// not fully see: who acted, where and how things moved — nothing of what

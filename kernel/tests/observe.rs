@@ -450,3 +450,44 @@ fn a_destroyed_hidden_card_stays_unnamed_in_its_events() {
         .collect();
     assert!(referee.iter().any(|t| t.contains("\"p2\"")));
 }
+
+fn by(player: &str, ty: &str, payload: Value) -> Value {
+    json!({"type": ty, "source": {"kind": "player", "playerId": player}, "payload": payload})
+}
+
+/// docs/observations.md, Acting on what a seat sees.
+#[test]
+fn a_seat_acts_on_an_alias_it_was_shown_and_cannot_probe_hidden_places() {
+    let mut k = table();
+    let alias = |k: &Kernel, id: &str| k.state().alias(k.state().entity(id).expect("card"));
+    // A face-down card on the table, grabbed by the alias north sees.
+    let a = alias(&k, "t_down");
+    let out = run(&mut k, by("ann", "entity.grab", json!({"entityId": a})));
+    assert_eq!(
+        events_for(&k, &out, "referee")[0]["data"]["entityId"],
+        json!("t_down")
+    );
+    assert_eq!(
+        events_for(&k, &out, "south")[0]["data"]["entityId"],
+        json!(a)
+    );
+    // The alias a card in the hidden pile would have names nothing for a
+    // seat, and neither does its id: the same answer as a made-up id.
+    let hidden = alias(&k, "p1");
+    let refused = |k: &mut Kernel, name: &str| {
+        let before = k.state().hash();
+        let out = k.process_json(
+            &by("bob", "entity.grab", json!({"entityId": name})),
+            &mut digipology_kernel::NoScripts,
+        );
+        assert_eq!(k.state().hash(), before);
+        let r = out.rejection().expect("refused").clone();
+        (r.code, r.message.replace(name, "NAME"))
+    };
+    let made_up = refused(&mut k, "no_such_card");
+    assert_eq!(refused(&mut k, &hidden), made_up);
+    assert_eq!(refused(&mut k, "p1"), made_up, "an id in the hidden pile");
+    assert_eq!(refused(&mut k, "n2"), made_up, "an id in north's hand");
+    // North's own hand card, by id: fine for north.
+    run(&mut k, by("ann", "entity.flip", json!({"entityId": "n2"})));
+}
