@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use digipology_kernel::Viewer;
 
 mod check;
 mod replay;
@@ -70,6 +71,11 @@ struct RunArgs {
     /// Write the final canonical state (RFC 8785 JSON) to this file.
     #[arg(long)]
     state_out: Option<PathBuf>,
+    /// Whose view the events and `--state-out` show: `referee` (everything,
+    /// the default), `spectator` (public information only), or a seat id
+    /// (what the player in that seat may see). See docs/observations.md.
+    #[arg(long, default_value = "referee")]
+    view: String,
     /// Also write a replayable record: each processed action (with its `at`)
     /// and the state hash after it, one JSON object a line.
     #[arg(long)]
@@ -193,6 +199,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         .unwrap_or("")
         .to_owned();
     room.fires_max = args.max_end_fires;
+    room.view = viewer(&args.view, &package.seats())?;
     if let Some(path) = &args.record {
         start_record(&mut room, args, path, &game_id)?;
     }
@@ -245,13 +252,28 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
     write_outputs(&room, args, &game_id)?;
-    eprintln!(
-        "digipology: {} actions ({} rejected), state hash {}",
-        room.processed,
-        room.rejected,
-        room.kernel().state_hash()
-    );
+    report(&room, &args.view);
     Ok(())
+}
+
+/// The closing line on stderr: actions, rejections, and the state hash —
+/// or, for a seat or a spectator, the hash of its view.
+fn report(room: &Room, view_name: &str) {
+    match &room.view {
+        Viewer::Referee => eprintln!(
+            "digipology: {} actions ({} rejected), state hash {}",
+            room.processed,
+            room.rejected,
+            room.kernel().state_hash()
+        ),
+        view => eprintln!(
+            "digipology: {} actions ({} rejected), view {}, view hash {}",
+            room.processed,
+            room.rejected,
+            view_name,
+            room.kernel().state().projected_hash(view)
+        ),
+    }
 }
 
 /// Starts `--record`: the header (with the resumed state, when resuming),
@@ -317,12 +339,32 @@ fn write_outputs(room: &Room, args: &RunArgs, game_id: &str) -> Result<(), CliEr
         })?;
     }
     if let Some(path) = &args.state_out {
-        std::fs::write(path, room.kernel().state().canonical_json()).map_err(|e| CliError::Io {
+        let state = room.kernel().state();
+        let text = match &room.view {
+            Viewer::Referee => state.canonical_json(),
+            view => state.project(view).to_canonical_json(),
+        };
+        std::fs::write(path, text).map_err(|e| CliError::Io {
             path: path.clone(),
             message: e.to_string(),
         })?;
     }
     Ok(())
+}
+
+/// `--view`: the referee, a spectator, or one of the game's seats.
+fn viewer(text: &str, seats: &[String]) -> Result<Viewer, CliError> {
+    let view = Viewer::parse(text);
+    match &view {
+        Viewer::Seat(seat) if !seats.iter().any(|s| **s == **seat) => Err(CliError::Io {
+            path: PathBuf::from("--view"),
+            message: format!(
+                "\"{text}\" is not referee, spectator or one of the game's seats ({})",
+                seats.join(", ")
+            ),
+        }),
+        _ => Ok(view),
+    }
 }
 
 /// A positive byte count for `--memory-max`.

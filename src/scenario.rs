@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use digipology_kernel::Viewer;
+
 use crate::package::Package;
 use crate::room::Room;
 
@@ -193,6 +195,7 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     }
     room.seat_players(&players, &seats, &mut sink)
         .map_err(|e| e.to_string())?;
+    room.keep_events();
     let steps = obj
         .get("steps")
         .and_then(Value::as_array)
@@ -212,8 +215,11 @@ fn events_of(buf: &[u8]) -> Vec<Value> {
 }
 
 const STEP_KEYS: &[&str] = &[
-    "do", "events", "absent", "reject", "advance", "expect", "lengths", "note",
+    "do", "events", "absent", "reject", "advance", "expect", "lengths", "views", "note",
 ];
+
+/// What a step may check of one viewer's events and state.
+const VIEW_KEYS: &[&str] = &["events", "absent", "expect", "lengths"];
 
 fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
     let obj = step.as_object().ok_or("a step must be an object")?;
@@ -235,29 +241,82 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
         room.submit_json(action.clone(), &mut sink)
             .map_err(|e| e.to_string())?;
     }
+    let raw = room.take_events();
     let events = events_of(&sink);
     check_rejection(obj, &events)?;
+    let state = room.kernel().state();
+    check_view(obj, &events, &|| state.to_value(true))?;
+    if let Some(views) = obj.get("views") {
+        let views = views
+            .as_object()
+            .ok_or("\"views\" must map viewers (a seat id, spectator, referee) to checks")?;
+        for (name, checks) in views {
+            let checks = checks
+                .as_object()
+                .ok_or_else(|| format!("views.{name} must be an object of checks"))?;
+            if let Some(k) = checks.keys().find(|k| !VIEW_KEYS.contains(&k.as_str())) {
+                return Err(format!(
+                    "views.{name}: unknown key \"{k}\" (allowed: {})",
+                    VIEW_KEYS.join(", ")
+                ));
+            }
+            let kernel_state = room.kernel().state();
+            let viewer = Viewer::parse(name);
+            if let Viewer::Seat(seat) = &viewer {
+                if !kernel_state.seats.contains_key(seat) {
+                    return Err(format!("views.{name}: no seat \"{seat}\" in this game"));
+                }
+            }
+            let mut line = String::new();
+            let seen: Vec<Value> = raw
+                .iter()
+                .filter_map(|e| {
+                    line.clear();
+                    kernel_state
+                        .write_event_for(e, &viewer, &mut line)
+                        .then(|| serde_json::from_str(&line).ok())
+                        .flatten()
+                })
+                .collect();
+            check_view(checks, &seen, &|| kernel_state.project(&viewer))
+                .map_err(|e| format!("as {name}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `events`, `absent`, `lengths` and `expect` against one view of the
+/// step's events and of the state (built only when a check needs it).
+fn check_view(
+    obj: &serde_json::Map<String, Value>,
+    events: &[Value],
+    state: &dyn Fn() -> digipology_kernel::Value,
+) -> Result<(), String> {
     if let Some(expected) = obj.get("events") {
         let list = expected.as_array().ok_or("\"events\" must be an array")?;
-        match_events(list, &events)?;
+        match_events(list, events)?;
     }
     if let Some(absent) = obj.get("absent") {
         let list = absent.as_array().ok_or("\"absent\" must be an array")?;
-        absent_events(list, &events)?;
+        absent_events(list, events)?;
     }
+    if !obj.contains_key("lengths") && !obj.contains_key("expect") {
+        return Ok(());
+    }
+    let state: Value =
+        serde_json::from_str(&state().to_canonical_json()).map_err(|e| e.to_string())?;
+    let state = &state;
     if let Some(lengths) = obj.get("lengths") {
-        check_lengths(room, lengths)?;
+        check_lengths(state, lengths)?;
     }
     if let Some(expect) = obj.get("expect") {
         let map = expect
             .as_object()
             .ok_or("\"expect\" must map state paths to values")?;
-        let state: Value = serde_json::from_str(&room.kernel().state().canonical_json())
-            .map_err(|e| e.to_string())?;
         for (path, want) in map {
-            let got = lookup(&state, path);
+            let got = lookup(state, path);
             if got.is_none() {
-                parent_exists(&state, path)?;
+                parent_exists(state, path)?;
             }
             if !same(&got, want) {
                 return Err(format!(
@@ -303,17 +362,15 @@ fn check_rejection(obj: &serde_json::Map<String, Value>, events: &[Value]) -> Re
 }
 
 /// `lengths`: state paths and the number of entries each holds.
-fn check_lengths(room: &Room, lengths: &Value) -> Result<(), String> {
+fn check_lengths(state: &Value, lengths: &Value) -> Result<(), String> {
     let map = lengths
         .as_object()
         .ok_or("\"lengths\" must map state paths to lengths")?;
-    let state: Value =
-        serde_json::from_str(&room.kernel().state().canonical_json()).map_err(|e| e.to_string())?;
     for (path, want) in map {
         let want = want
             .as_u64()
             .ok_or_else(|| format!("lengths {path}: the length must be a non-negative integer"))?;
-        let got = match lookup(&state, path) {
+        let got = match lookup(state, path) {
             Some(Value::Array(a)) => a.len(),
             Some(Value::Object(o)) => o.len(),
             Some(Value::String(s)) => s.chars().count(),
@@ -325,7 +382,7 @@ fn check_lengths(room: &Room, lengths: &Value) -> Result<(), String> {
             // An absent key of an object that exists has length 0; a
             // path whose parent is missing is a typo, not a zero.
             None => {
-                parent_exists(&state, path)?;
+                parent_exists(state, path)?;
                 0
             }
         };

@@ -366,3 +366,76 @@ fn events_are_out_while_waiting(tail: &str) {
     );
     assert!(seen[0].contains("game.started"), "{seen:#?}");
 }
+
+/// `run --view`: the events and `--state-out` as a seat or a spectator
+/// sees them (docs/observations.md); an unknown seat is a usage error.
+#[test]
+fn a_run_can_show_what_one_seat_sees() {
+    let dir = scratch("view");
+    let game = "examples/peek-and-play";
+    let actions = "examples/peek-and-play/actions.jsonl";
+    let referee = run(
+        &["run", game, "--actions", actions, "--format", "jsonl"],
+        b"",
+    );
+    assert!(referee.status.success());
+    // Which cards the referee saw dealt to the south hand.
+    let dealt = events(&referee)
+        .into_iter()
+        .find(|e| e["type"] == "deck.dealt")
+        .expect("a deal");
+    let south_cards: Vec<String> = dealt["data"]["entityIds"]
+        .as_array()
+        .expect("ids")
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(south_cards.len(), 3);
+    for (view, sees_south) in [("north", false), ("south", true), ("spectator", false)] {
+        let state = dir.join(format!("{view}.json"));
+        let out = run(
+            &[
+                "run",
+                game,
+                "--actions",
+                actions,
+                "--format",
+                "jsonl",
+                "--view",
+                view,
+                "--state-out",
+                state.to_str().unwrap_or_default(),
+            ],
+            b"",
+        );
+        assert!(out.status.success(), "{view}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("view {view}, view hash ")),
+            "{stderr}"
+        );
+        let dealt = events(&out)
+            .into_iter()
+            .find(|e| e["type"] == "deck.dealt")
+            .expect("a deal");
+        let shown = dealt["data"]["entityIds"].to_string();
+        for card in &south_cards {
+            assert_eq!(shown.contains(card.as_str()), sees_south, "{view}: {shown}");
+        }
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&state).expect("state written"))
+                .expect("JSON");
+        assert!(doc.get("rng").is_none(), "{view} sees the RNG");
+        assert_eq!(
+            doc["entities"]["draw_pile"]["components"]["container"].get("items"),
+            None,
+            "{view} sees the pile's order"
+        );
+    }
+    let out = run(&["run", game, "--view", "west"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("\"west\" is not referee, spectator or one of the game's seats"));
+}

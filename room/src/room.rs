@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 
 use digipology_kernel::{
-    Action, EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State,
+    Action, EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State, Viewer,
 };
 use digipology_lua::LuaHost;
 use serde_json::{json, Value};
@@ -90,6 +90,12 @@ pub struct Room {
     /// [`Room::take_notices`]).
     notice_hook: Option<NoticeHook>,
     notices: Vec<String>,
+    /// Whose view the events are written in (docs/observations.md): the
+    /// referee's (everything) unless set. History and records keep the
+    /// referee's.
+    pub view: Viewer,
+    /// Every event since the last [`Room::take_events`], when kept.
+    kept_events: Option<Vec<digipology_kernel::Event>>,
 }
 
 impl Room {
@@ -113,6 +119,8 @@ impl Room {
             notices: Vec::new(),
             line_buf: String::new(),
             flush_each: true,
+            view: Viewer::Referee,
+            kept_events: None,
         }
     }
 
@@ -250,6 +258,21 @@ impl Room {
         &self.kernel
     }
 
+    /// Keeps every event from now on, for [`Room::take_events`] (tests
+    /// that judge them as each viewer sees them).
+    pub fn keep_events(&mut self) {
+        self.kept_events.get_or_insert_with(Vec::new);
+    }
+
+    /// The events kept since the last call (none unless
+    /// [`Room::keep_events`] was called).
+    pub fn take_events(&mut self) -> Vec<digipology_kernel::Event> {
+        self.kept_events
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Writes an outcome's events, then keeps it in the history and the
     /// record when those are on (`given` is `None` only when both are off).
     fn finish(
@@ -267,17 +290,27 @@ impl Room {
         }
         let mut lines = Vec::new();
         let mut buf = std::mem::take(&mut self.line_buf);
+        let referee = self.view == Viewer::Referee;
         for e in &out.events {
             buf.clear();
             e.write_json_line(&mut buf);
             if self.history.is_some() {
                 lines.push(buf.clone());
             }
+            self.track_timer(&e.kind);
+            if !referee {
+                buf.clear();
+                if !self.kernel.state().write_event_for(e, &self.view, &mut buf) {
+                    continue;
+                }
+            }
             buf.push('\n');
             events.write_all(buf.as_bytes())?;
-            self.track_timer(&e.kind);
         }
         self.line_buf = buf;
+        if let Some(kept) = &mut self.kept_events {
+            kept.extend(out.events.iter().cloned());
+        }
         if let (Some(given), Some(h)) = (given, &mut self.history) {
             h.push(Step {
                 input: input_of(given),
