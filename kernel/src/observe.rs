@@ -9,6 +9,7 @@ use crate::entity::{Entity, Exposure, Placement, Reveal, Visibility, Within};
 use crate::event::{Event, EventKind, Field};
 use crate::id::Id;
 use crate::payload::{FieldValue, Fields};
+use crate::records::PromptStatus;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::State;
 use crate::value::{object, write_string, write_u64, Value};
@@ -515,13 +516,15 @@ impl State {
             .to_string()
     }
 
-    /// The prompts addressed to the player in the viewer's seat.
+    /// The open prompts addressed to the player in the viewer's seat (an
+    /// answered or canceled one is history: its question was the seat's
+    /// to see then, not necessarily now).
     fn own_prompts(&self, viewer: &Viewer) -> Value {
         let player = self.seated(viewer);
         let mine = self
             .prompts
             .iter()
-            .filter(|(_, p)| Some(&p.player_id) == player)
+            .filter(|(_, p)| Some(&p.player_id) == player && p.status == PromptStatus::Open)
             .map(|(id, p)| (id.to_string(), p.to_value()));
         Value::Object(mine.collect())
     }
