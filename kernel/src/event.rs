@@ -680,6 +680,14 @@ impl Event {
     /// reuses): the data is written straight from the event's fields, in
     /// canonical key order, with no intermediate value.
     pub fn write_json_line(&self, out: &mut String) {
+        self.write_head(out);
+        self.kind.write_data(out);
+        out.push('}');
+    }
+
+    /// Appends the line up to its data: `{"seq":…,"actionId":…,"type":…,"data":`
+    /// (shared with the projected lines, docs/observations.md).
+    pub fn write_head(&self, out: &mut String) {
         out.push_str("{\"seq\":");
         write_u64(self.seq, out);
         out.push_str(",\"actionId\":");
@@ -694,7 +702,5 @@ impl Event {
         out.push_str(",\"type\":\"");
         out.push_str(self.type_name());
         out.push_str("\",\"data\":");
-        self.kind.write_data(out);
-        out.push('}');
     }
 }

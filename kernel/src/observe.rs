@@ -2,6 +2,7 @@
 //! projection every output path for a seat or a spectator goes through.
 //! Deny by default: what is not named here as visible is left out.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::canonical::entity_value;
@@ -12,7 +13,7 @@ use crate::payload::{FieldValue, Fields};
 use crate::records::PromptStatus;
 use crate::reject::{RejectCode, Rejection};
 use crate::state::State;
-use crate::value::{object, write_string, write_u64, Value};
+use crate::value::{object, write_string, Value};
 
 /// Who is looking.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -328,38 +329,36 @@ impl State {
             | EventKind::TimerFired { .. } => return false,
             _ => {}
         }
-        let mut data: Vec<(&'static str, Shown<'_>)> = Vec::with_capacity(8);
+        // (key, whether it names entities, the value as seen)
+        let mut data: Vec<(&'static str, bool, Shown<'_>)> = Vec::with_capacity(8);
         let mut unseen = false;
         kind.fields(&mut |key, field| {
-            let shown = if kind.is_entity_key(key) {
-                match field {
-                    Field::Str(id) => {
-                        let (shown, known) = self.shown_id(id, viewer);
-                        unseen |= !known;
-                        shown.map_or(Shown::Field(Field::Null), Shown::Text)
-                    }
-                    Field::Ids(ids) => Shown::Ids(
-                        ids.iter()
-                            .map(|id| {
-                                let (shown, known) = self.shown_id(id, viewer);
-                                unseen |= !known;
-                                shown
-                            })
-                            .collect(),
-                    ),
-                    other => Shown::Field(other),
+            let names = kind.is_entity_key(key);
+            let shown = match field {
+                Field::Str(id) if names => {
+                    let (shown, known) = self.shown_id(id, viewer);
+                    unseen |= !known;
+                    shown.map_or(Shown::Field(Field::Null), Shown::Text)
                 }
-            } else {
-                Shown::Field(field)
+                Field::Ids(ids) if names => Shown::Ids(
+                    ids.iter()
+                        .map(|id| {
+                            let (shown, known) = self.shown_id(id, viewer);
+                            unseen |= !known;
+                            shown
+                        })
+                        .collect(),
+                ),
+                other => Shown::Field(other),
             };
-            data.push((key, shown));
+            data.push((key, names, shown));
         });
-        for (key, shown) in &mut data {
+        for (key, names, shown) in &mut data {
             let keep = match kind {
                 EventKind::ActionRejected { rejection, .. } => match *key {
                     "actionType" | "code" => true,
                     "message" if rejection.code != RejectCode::ScriptError => {
-                        *shown = Shown::Text(self.scrub(&rejection.message, viewer));
+                        *shown = Shown::Text(Cow::Owned(self.scrub(&rejection.message, viewer)));
                         true
                     }
                     _ => false,
@@ -367,7 +366,7 @@ impl State {
                 EventKind::ScriptError { .. } => {
                     matches!(*key, "scriptId" | "function" | "kind" | "sequence")
                 }
-                _ => kind.is_entity_key(key) || !unseen || PHYSICAL_KEYS.contains(key),
+                _ => *names || !unseen || PHYSICAL_KEYS.contains(key),
             };
             if !keep {
                 *shown = Shown::Field(Field::Null);
@@ -379,10 +378,10 @@ impl State {
 
     /// An entity id as `viewer` sees it (its id, its alias, or nothing),
     /// and whether it sees the entity fully.
-    fn shown_id(&self, id: &str, viewer: &Viewer) -> (Option<String>, bool) {
+    fn shown_id<'a>(&self, id: &'a str, viewer: &Viewer) -> (Option<Cow<'a, str>>, bool) {
         match self.sight_of(id, viewer) {
-            Some(Sight::Known) => (Some(id.to_owned()), true),
-            Some(Sight::Alias(a)) => (Some(a), false),
+            Some(Sight::Known) => (Some(Cow::Borrowed(id)), true),
+            Some(Sight::Alias(a)) => (Some(Cow::Owned(a)), false),
             Some(Sight::Unlisted) | None => (None, false),
         }
     }
@@ -552,16 +551,11 @@ fn aliased(e: &Entity, alias: &str) -> Value {
 }
 
 /// One event line with the data as seen, keys in canonical order.
-fn write_line(event: &Event, data: &mut [(&'static str, Shown<'_>)], out: &mut String) {
+fn write_line(event: &Event, data: &mut [(&'static str, bool, Shown<'_>)], out: &mut String) {
     data.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    out.push_str("{\"seq\":");
-    write_u64(event.seq, out);
-    out.push_str(",\"actionId\":");
-    write_string(&event.action_id.to_string(), out);
-    out.push_str(",\"type\":\"");
-    out.push_str(event.type_name());
-    out.push_str("\",\"data\":{");
-    for (i, (key, shown)) in data.iter().enumerate() {
+    event.write_head(out);
+    out.push('{');
+    for (i, (key, _, shown)) in data.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -603,8 +597,8 @@ fn is_separator(c: char) -> bool {
 /// An event data value as a viewer sees it.
 enum Shown<'a> {
     Field(Field<'a>),
-    Text(String),
-    Ids(Vec<Option<String>>),
+    Text(Cow<'a, str>),
+    Ids(Vec<Option<Cow<'a, str>>>),
 }
 
 impl Shown<'_> {
