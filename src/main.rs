@@ -251,28 +251,28 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     }
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
-    write_outputs(&room, args, &game_id)?;
-    report(&room, &args.view);
+    write_outputs(&mut room, args, &game_id)?;
+    report(&mut room, &args.view);
     Ok(())
 }
 
 /// The closing line on stderr: actions, rejections, and the state hash —
 /// or, for a seat or a spectator, the hash of its view.
-fn report(room: &Room, view_name: &str) {
-    match &room.view {
+fn report(room: &mut Room, view_name: &str) {
+    match room.view.clone() {
         Viewer::Referee => eprintln!(
             "digipology: {} actions ({} rejected), state hash {}",
             room.processed,
             room.rejected,
             room.kernel().state_hash()
         ),
-        view => eprintln!(
-            "digipology: {} actions ({} rejected), view {}, view hash {}",
-            room.processed,
-            room.rejected,
-            view_name,
-            room.kernel().state().projected_hash(view)
-        ),
+        view => {
+            let hash = digipology_kernel::observe::view_hash(&room.observe(&view));
+            eprintln!(
+                "digipology: {} actions ({} rejected), view {view_name}, view hash {hash}",
+                room.processed, room.rejected,
+            );
+        }
     }
 }
 
@@ -330,7 +330,7 @@ fn events_sink(args: &RunArgs) -> Result<Box<dyn Write>, CliError> {
 }
 
 /// `--save` and `--state-out`.
-fn write_outputs(room: &Room, args: &RunArgs, game_id: &str) -> Result<(), CliError> {
+fn write_outputs(room: &mut Room, args: &RunArgs, game_id: &str) -> Result<(), CliError> {
     if let Some(path) = &args.save {
         let text = room.save_json(game_id);
         std::fs::write(path, text + "\n").map_err(|e| CliError::Io {
@@ -339,10 +339,9 @@ fn write_outputs(room: &Room, args: &RunArgs, game_id: &str) -> Result<(), CliEr
         })?;
     }
     if let Some(path) = &args.state_out {
-        let state = room.kernel().state();
-        let text = match &room.view {
-            Viewer::Referee => state.canonical_json(),
-            view => state.project(view).to_canonical_json(),
+        let text = match room.view.clone() {
+            Viewer::Referee => room.kernel().state().canonical_json(),
+            view => room.observe(&view).to_canonical_json(),
         };
         std::fs::write(path, text).map_err(|e| CliError::Io {
             path: path.clone(),

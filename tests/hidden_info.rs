@@ -131,19 +131,19 @@ fn act(room: &mut Room, action: &Value) -> Vec<digipology_kernel::Event> {
 
 /// Everything `viewer` gets from one action: its events, the state and the
 /// view hash, as it sees them.
-fn observation(room: &Room, events: &[digipology_kernel::Event], viewer: &Viewer) -> String {
-    let state = room.kernel().state();
+fn observation(room: &mut Room, events: &[digipology_kernel::Event], viewer: &Viewer) -> String {
     let mut out = String::new();
     for e in events {
         let mut line = String::new();
-        if state.write_event_for(e, viewer, &mut line) {
+        if room.kernel().state().write_event_for(e, viewer, &mut line) {
             out.push_str(&line);
             out.push('\n');
         }
     }
-    out.push_str(&state.project(viewer).to_canonical_json());
+    let doc = room.observe(viewer);
+    out.push_str(&doc.to_canonical_json());
     out.push('\n');
-    out.push_str(&state.projected_hash(viewer));
+    out.push_str(&digipology_kernel::observe::view_hash(&doc));
     out
 }
 
@@ -337,7 +337,7 @@ fn a_card_shuffled_back_into_the_pile_cannot_be_followed() {
             continue; // every card came straight back: nothing to follow
         };
         // North saw it go in, and from then on sees no trace of it.
-        let seen = observation(&room, &events, &north);
+        let seen = observation(&mut room, &events, &north);
         assert!(
             !seen.contains(&format!("\"{x}\"")),
             "seed {seed}: north still sees {x}: {seen}"
@@ -455,9 +455,9 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
                     .iter()
                     .filter(|e| e.type_name() == "script.error")
                     .count();
-                referee_saw += markers(&observation(&room, &events, &Viewer::Referee)).len();
+                referee_saw += markers(&observation(&mut room, &events, &Viewer::Referee)).len();
                 for viewer in &viewers {
-                    let text = observation(&room, &events, viewer);
+                    let text = observation(&mut room, &events, viewer);
                     for card in markers(&text) {
                         assert!(
                             known(&room, &card, viewer),
@@ -475,4 +475,33 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
         referee_saw > 1000 && errors > 10 && checked > 1000,
         "{referee_saw} {errors} {checked}"
     );
+}
+
+/// docs/observations.md, A game's own view: a failing `observe` leaves
+/// the seat a null view, and its message — which may name anything — goes
+/// to the designer as a notice, not to the seat.
+#[test]
+fn a_failing_view_is_null_for_the_seat_and_a_notice_for_the_designer() {
+    let game = example_copy("hidden-failing-view", "peek-and-play");
+    let main = game.join("scripts/main.lua");
+    let src = std::fs::read_to_string(&main).expect("main.lua");
+    let src = src.replace(
+        "function observe(seat)\n",
+        "function observe(seat)\n  if seat == \"south\" then error(\"secret \" .. hand(\"north\"):items()[1].id) end\n",
+    );
+    std::fs::write(&main, src).expect("write");
+    let mut room = started(&game, 1);
+    let north = room.observe(&Viewer::Seat("north".into()));
+    assert!(north.to_canonical_json().contains("\"yourTurn\":true"));
+    let south = room.observe(&Viewer::Seat("south".into()));
+    let text = south.to_canonical_json();
+    assert!(text.ends_with(",\"view\":null}"), "{text}");
+    let first = items(&room, "hand_north")[0].clone();
+    assert!(!text.contains(&format!("\"{first}\"")));
+    let notices = room.take_notices().join("\n");
+    assert!(
+        notices.contains("observe failed (runtime), the view is null: "),
+        "{notices}"
+    );
+    assert!(notices.contains(&first), "{notices}");
 }

@@ -240,6 +240,8 @@ impl State {
         doc.insert("entities".into(), Value::Object(entities));
         doc.insert("stacks".into(), Value::Object(stacks));
         doc.insert("prompts".into(), self.own_prompts(viewer));
+        // The game's own view replaces this (docs/observations.md).
+        doc.insert("view".into(), Value::Null);
         Value::Object(doc)
     }
 
@@ -506,13 +508,7 @@ impl State {
         if *viewer == Viewer::Referee {
             return self.hash();
         }
-        let mut doc = self.project(viewer);
-        if let Value::Object(m) = &mut doc {
-            m.remove("sequence");
-        }
-        blake3::hash(doc.to_canonical_json().as_bytes())
-            .to_hex()
-            .to_string()
+        view_hash(&self.project(viewer))
     }
 
     /// The open prompts addressed to the player in the viewer's seat (an
@@ -548,6 +544,22 @@ fn aliased(e: &Entity, alias: &str) -> Value {
         ("heldBy", Value::from(e.held_by.as_deref())),
         ("components", Value::Object(components)),
     ])
+}
+
+/// The hash of a viewer's document: blake3 of its canonical JSON without
+/// `sequence` (so it changes with what the viewer sees, not with actions
+/// that change nothing for it).
+pub fn view_hash(doc: &Value) -> String {
+    let mut text = String::new();
+    match doc {
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.remove("sequence");
+            Value::Object(m).write_canonical(&mut text);
+        }
+        other => other.write_canonical(&mut text),
+    }
+    blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 
 /// One event line with the data as seen, keys in canonical order.

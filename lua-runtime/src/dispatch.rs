@@ -7,12 +7,13 @@ use std::rc::Rc;
 
 use digipology_kernel::event::Field;
 use digipology_kernel::{
-    Event, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State, Verdict,
+    Event, GuardRequest, ScriptCtx, ScriptErrorKind, ScriptFailure, ScriptHost, State, Value,
+    Verdict,
 };
 use mlua::{Function, MultiValue, Value as LuaValue};
 
 use crate::access::{handle_of, Access};
-use crate::convert::{number, to_lua};
+use crate::convert::{number, to_lua, to_value_with};
 use crate::errors::truncated;
 use crate::host::{Answer, Binding, HandlerList, LuaHost, Ret};
 
@@ -276,6 +277,69 @@ impl ScriptHost for LuaHost {
 }
 
 impl LuaHost {
+    /// The game's own view for a seat (`observe(seat)`) or for spectators
+    /// (`public_view()`, `seat` `None`), from the first global binding that
+    /// defines it (docs/observations.md, A game's own view): run read-only
+    /// under the instruction budget, its answer a canonical value. `None`
+    /// when no script defines it.
+    ///
+    /// # Errors
+    /// The function failed, tried to change the game, or answered something
+    /// that is not a canonical value.
+    pub fn view(
+        &mut self,
+        state: &State,
+        seat: Option<&str>,
+    ) -> Option<Result<Value, ScriptFailure>> {
+        let name = if seat.is_some() {
+            "observe"
+        } else {
+            "public_view"
+        };
+        let (index, f) = self.bindings.iter().enumerate().find_map(|(i, b)| {
+            match (&b.entity, b.defs.raw_get::<LuaValue>(name)) {
+                (None, Ok(LuaValue::Function(f))) => Some((i, f)),
+                _ => None,
+            }
+        })?;
+        self.reset_budget();
+        let b = &self.bindings[index];
+        let fail = |message: String, kind| self.failure(b, name, (message, None, kind));
+        let arg = match seat.map(|s| self.sid(s)) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => return Some(Err(fail(e.to_string(), ScriptErrorKind::Runtime))),
+            None => LuaValue::Nil,
+        };
+        let call = &self.view_call;
+        let invoke = || {
+            call.call::<(LuaValue, LuaValue)>((&f, arg))
+                .map(|(ok, v)| (ok, v, LuaValue::Nil))
+        };
+        let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
+        Some(match answer {
+            Ok(_)
+                if matches!(
+                    self.shared.fail_kind.get(),
+                    Some(ScriptErrorKind::GuardMutation)
+                ) =>
+            {
+                Err(fail(
+                    format!(
+                        "{name} is read-only: it tried to change the game (and caught the error)"
+                    ),
+                    ScriptErrorKind::GuardMutation,
+                ))
+            }
+            Ok((v, _)) => to_value_with(&v, &|_, _| None).map_err(|e| {
+                fail(
+                    format!("{name} must return a plain value: {e}"),
+                    ScriptErrorKind::Runtime,
+                )
+            }),
+            Err(e) => Err(self.failure(b, name, e)),
+        })
+    }
+
     fn on_event_handlers(
         &mut self,
         ctx: &mut ScriptCtx<'_, '_>,

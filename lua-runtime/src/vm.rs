@@ -106,6 +106,7 @@ impl LuaHost {
             guard_call: get("guard")?,
             handle_call: get("handle")?,
             callback_call: get("callback")?,
+            view_call: get("view")?,
             lua,
             shared,
             limits,

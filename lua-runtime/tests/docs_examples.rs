@@ -125,5 +125,11 @@ fn every_lua_example_in_the_api_reference_runs() {
                 assert_ne!(ty, "script.error", "example {i} failed: {data}\n{src}");
             }
         }
+        // A game's own views, when the example defines them, answer.
+        for seat in [Some("north"), None] {
+            if let Some(Err(f)) = host.view(k.state(), seat) {
+                panic!("example {i}: {} failed: {}\n{src}", f.function, f.message);
+            }
+        }
     }
 }

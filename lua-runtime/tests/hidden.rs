@@ -107,3 +107,48 @@ fn a_bad_seat_or_visibility_fails_the_action_and_changes_nothing() {
     );
     assert!(out.accepted(), "the room still serves");
 }
+
+/// docs/observations.md, A game's own view: `observe(seat)` and
+/// `public_view()` answer a plain value, run read-only under the budget,
+/// and a failure is an error (the room turns it into a null view).
+#[test]
+fn a_game_shapes_each_viewers_view_read_only() {
+    let src = r#"
+function observe(seat)
+  if seat == "south" then game.entity("score"):add(1) end
+  if seat == "west" then return function() end end
+  if seat == "east" then while true do end end
+  return { seat = seat, score = game.entity("score").value }
+end
+function public_view() return "public" end
+"#;
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let view =
+        |host: &mut digipology_lua::LuaHost, k: &digipology_kernel::Kernel, seat: Option<&str>| {
+            host.view(k.state(), seat)
+                .map(|r| r.map(|v| v.to_canonical_json()))
+        };
+    assert_eq!(
+        view(&mut host, &k, Some("north")),
+        Some(Ok(r#"{"score":0,"seat":"north"}"#.to_owned()))
+    );
+    assert_eq!(view(&mut host, &k, None), Some(Ok("\"public\"".to_owned())));
+    let hash = k.state_hash();
+    for (seat, kind) in [
+        ("south", "guard_mutation"),
+        ("west", "runtime"),
+        ("east", "budget"),
+    ] {
+        let failure = host
+            .view(k.state(), Some(seat))
+            .expect("defined")
+            .expect_err(seat);
+        assert_eq!(failure.kind.as_str(), kind, "{seat}: {failure:?}");
+        assert_eq!(failure.function, "observe");
+    }
+    assert_eq!(k.state_hash(), hash, "a view changes nothing");
+    // A game without them: no view.
+    let (k2, mut host2) = global("function on_start() end");
+    assert!(host2.view(k2.state(), Some("north")).is_none());
+}

@@ -258,6 +258,39 @@ impl Room {
         &self.kernel
     }
 
+    /// What `viewer` sees of the room now (docs/observations.md): the
+    /// kernel's projection of the state and, for a seat or a spectator,
+    /// the game's own `view` from Lua `observe(seat)` / `public_view()`
+    /// (null when the game defines none — or when it fails: the failure
+    /// goes out as a notice, for the designer, never to the viewer).
+    pub fn observe(&mut self, viewer: &Viewer) -> digipology_kernel::Value {
+        let state = self.kernel.state();
+        let mut doc = state.project(viewer);
+        let seat = match viewer {
+            Viewer::Referee => return doc,
+            Viewer::Spectator => None,
+            Viewer::Seat(s) => Some(&**s),
+        };
+        let view = match self.scripts.as_mut().and_then(|h| h.view(state, seat)) {
+            None => digipology_kernel::Value::Null,
+            Some(Ok(v)) => v,
+            Some(Err(f)) => {
+                let line = format!(
+                    "{} failed ({}), the view is null: {}",
+                    f.function,
+                    f.kind.as_str(),
+                    f.message
+                );
+                self.notice(&line);
+                digipology_kernel::Value::Null
+            }
+        };
+        if let digipology_kernel::Value::Object(m) = &mut doc {
+            m.insert("view".into(), view);
+        }
+        doc
+    }
+
     /// Keeps every event from now on, for [`Room::take_events`] (tests
     /// that judge them as each viewer sees them).
     pub fn keep_events(&mut self) {

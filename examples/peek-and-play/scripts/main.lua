@@ -87,3 +87,19 @@ function on_choice(answer, event)
   end
   next_turn()
 end
+
+-- What each seat's view carries besides the table (docs/observations.md):
+-- whose turn it is and how many cards each hand holds — things every seat
+-- may know. These run read-only, after every action a viewer is shown.
+function observe(seat)
+  return {
+    yourTurn = storage.seat == seat and not storage.over,
+    turn = storage.turns or 0,
+    hand = #hand(seat):items(),
+    opponentHand = #hand(other(seat)):items(),
+  }
+end
+
+function public_view()
+  return { toPlay = (not storage.over and storage.seat) or "nobody", turn = storage.turns or 0 }
+end

@@ -12,7 +12,7 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, handle, callback, selftest.
+-- guard, handle, callback, view, selftest.
 local P = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
@@ -198,6 +198,15 @@ function P.callback(f, value, event_type, seq, action_id, n, ...)
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
   local ok, a, b = raw_xpcall(f, located, value, ev)
   if ok then return true, a, b end
+  if type(a) == "string" then return false, a end
+  error(a, 0)
+end
+
+-- A game's view of the table for one seat (`observe(seat)`) or for
+-- spectators (`public_view()`), run read-only like a guard.
+function P.view(f, seat)
+  local ok, a = raw_xpcall(f, located, seat)
+  if ok then return true, a end
   if type(a) == "string" then return false, a end
   error(a, 0)
 end
