@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::entity::Exposure;
 use crate::field::field_set;
 use crate::field::NamesEntities;
 pub use crate::field::{EventField, Field, FieldSet};
@@ -660,6 +661,10 @@ pub struct Event {
     pub action_id: ActionId,
     /// What happened.
     pub kind: EventKind,
+    /// How the entities it names could be seen when it happened, for those
+    /// not in plain sight of everyone (docs/observations.md, The events a
+    /// viewer sees): what its projection for a seat is judged by.
+    pub seen: Vec<(Id, Exposure)>,
 }
 
 impl Event {

@@ -200,6 +200,7 @@ impl Kernel {
                 action_type: action_type.map(Cow::Owned),
                 rejection,
             },
+            seen: Vec::new(),
         }];
         Outcome {
             seq,
@@ -249,15 +250,14 @@ impl Kernel {
             txn.set_actor(Some(player_id.clone()));
         }
         let result = match seated_names(txn.state(), action) {
-            Ok(None) => execute(&mut txn, action, host),
-            Ok(Some(payload)) => {
+            None => execute(&mut txn, action, host),
+            Some(payload) => {
                 let resolved = Action {
                     payload,
                     ..action.clone()
                 };
                 execute(&mut txn, &resolved, host)
             }
-            Err(r) => Err(Failure::Rejected(r)),
         };
         let (events, accepted) = match result {
             Ok(()) if commit => {
@@ -294,16 +294,12 @@ impl Kernel {
 
 /// A seated player's action names entities as its seat sees them
 /// (docs/observations.md, Acting on what a seat sees).
-fn seated_names(state: &State, action: &Action) -> Result<Option<Fields>, Rejection> {
+fn seated_names(state: &State, action: &Action) -> Option<Fields> {
     let Source::Player { player_id } = &action.source else {
-        return Ok(None);
+        return None;
     };
-    match state.seat_of(player_id) {
-        Some(seat) => {
-            state.resolve_names(&action.payload, &crate::observe::Viewer::Seat(seat.clone()))
-        }
-        None => Ok(None),
-    }
+    let seat = state.seat_of(player_id)?;
+    state.resolve_names(&action.payload, &crate::observe::Viewer::Seat(seat.clone()))
 }
 
 fn rejection_events(
@@ -316,6 +312,7 @@ fn rejection_events(
         seq,
         action_id: action_id.clone(),
         kind,
+        seen: Vec::new(),
     };
     let action_type = Some(match action_type {
         TypeName::Registered(ty) => Cow::Borrowed(ty.name()),

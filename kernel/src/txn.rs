@@ -140,10 +140,12 @@ impl<'s> Txn<'s> {
 
     /// Buffers an event; it reaches the log only on commit.
     pub(crate) fn emit(&mut self, kind: EventKind) {
+        let seen = self.state.seen_in(&kind);
         self.events.push(Event {
             seq: self.seq,
             action_id: self.action_id.clone(),
             kind,
+            seen,
         });
         self.event_depths.push(self.depth);
     }
@@ -314,7 +316,7 @@ impl<'s> Txn<'s> {
             .is_some_and(|c| c.visibility != Visibility::Public);
         if hides {
             if let Some(item) = self.state.key(&id) {
-                self.count_trip(item);
+                self.count_trip(item, key);
             }
         }
         if let Some(items) = self.items(key) {
@@ -324,18 +326,68 @@ impl<'s> Txn<'s> {
         }
     }
 
-    /// A trip into a hidden place: numbered by when it happened (which
-    /// every seat saw), and the end of any reveal.
-    fn count_trip(&mut self, key: EntityKey) {
-        self.trips = self.trips.saturating_add(1);
-        let trip = Trip {
-            at: self.seq.saturating_add(1),
-            n: self.trips,
-        };
-        if let Some(e) = self.state.entity_mut(key) {
+    /// A trip into a hidden place, made inside container `holder`:
+    /// numbered by when it happened (which every seat saw), the end of any
+    /// reveal, and the end of where it lay — its position and rotation
+    /// become the holder's (or the origin's), so nothing about it points
+    /// back to where it was. Whatever it holds makes the trip with it.
+    fn count_trip(&mut self, key: EntityKey, holder: EntityKey) {
+        let place = self.state.get(holder).and_then(|h| h.components.transform);
+        let mut todo = vec![key];
+        // Bounded: containers hold no cycle.
+        while let Some(key) = todo.pop() {
+            self.trips = self.trips.saturating_add(1);
+            let trip = Trip {
+                at: self.seq.saturating_add(1),
+                n: self.trips,
+            };
+            let Some(e) = self.state.entity_mut(key) else {
+                continue;
+            };
             let was = std::mem::take(&mut e.secrecy);
             e.secrecy.trip = Some(trip);
+            let moved = e.components.transform.map(|t| Transform {
+                position: place.map_or(Transform::default().position, |p| p.position),
+                rotation: place.map_or(Transform::default().rotation, |p| p.rotation),
+                scale: t.scale,
+            });
+            let inside: Vec<Id> = e
+                .components
+                .container
+                .as_ref()
+                .map(|c| c.items.iter().rev().cloned().collect())
+                .unwrap_or_default();
             self.undo.push(Undo::Secrecy(key, Box::new(was)));
+            if moved.is_some() && moved != self.state.get(key).and_then(|e| e.components.transform)
+            {
+                self.set_transform(key, moved);
+            }
+            todo.extend(inside.iter().filter_map(|id| self.state.key(id)));
+        }
+    }
+
+    /// A shuffle of a public container is a trip for each face-down item
+    /// in it (in its new order): cards anyone could follow by their aliases
+    /// get new ones. (In a private or hidden one nobody else sees them.)
+    pub(crate) fn trip_face_down(&mut self, key: EntityKey) {
+        let items: Vec<Id> = self
+            .state
+            .get(key)
+            .and_then(|e| e.components.container.as_ref())
+            .filter(|c| c.visibility == Visibility::Public)
+            .map(|c| c.items.clone())
+            .unwrap_or_default();
+        for id in items {
+            let Some(item) = self.state.key(&id) else {
+                continue;
+            };
+            if self
+                .state
+                .get(item)
+                .is_some_and(|e| e.components.flippable == Some(true))
+            {
+                self.count_trip(item, key);
+            }
         }
     }
 
@@ -362,7 +414,7 @@ impl<'s> Txn<'s> {
         }
         for id in items {
             if let Some(item) = self.state.key(&id) {
-                self.count_trip(item);
+                self.count_trip(item, key);
             }
         }
     }

@@ -488,6 +488,106 @@ fn a_seat_acts_on_an_alias_it_was_shown_and_cannot_probe_hidden_places() {
     assert_eq!(refused(&mut k, &hidden), made_up);
     assert_eq!(refused(&mut k, "p1"), made_up, "an id in the hidden pile");
     assert_eq!(refused(&mut k, "n2"), made_up, "an id in north's hand");
+    // Nor by the order of the checks: a bad key is reported first for a
+    // hidden card exactly as for a made-up one.
+    let probe = |k: &mut Kernel, name: &str| {
+        let out = k.process_json(
+            &by("bob", "entity.grab", json!({"entityId": name, "x": 1})),
+            &mut digipology_kernel::NoScripts,
+        );
+        out.rejection().map(|r| r.code)
+    };
+    assert_eq!(probe(&mut k, "p1"), probe(&mut k, "no_such_card"));
+    assert_eq!(
+        probe(&mut k, "p1"),
+        Some(digipology_kernel::RejectCode::UnknownKey)
+    );
     // North's own hand card, by id: fine for north.
     run(&mut k, by("ann", "entity.flip", json!({"entityId": "n2"})));
+}
+
+/// A die's face is what it is: rolled inside a private cup, its value and
+/// face index reach only the cup's owner (docs/observations.md, The
+/// events a viewer sees).
+#[test]
+fn a_die_rolled_in_a_private_cup_shows_its_face_only_to_the_owner() {
+    let mut k = started(
+        &json!({"seats": ["north", "south"], "entities": [
+            {"id": "cup", "components": {"container": {"visibility": "private", "owner": "north", "items": ["d6"]}}},
+            {"id": "d6", "components": {"die": {}}}]}),
+        5,
+    );
+    let out = run(&mut k, script("die.roll", json!({"entityId": "d6"})));
+    let rolled = |viewer: &str| events_for(&k, &out, viewer)[0]["data"].clone();
+    assert!(rolled("north")["index"].is_number());
+    assert!(rolled("north")["value"].is_number());
+    for viewer in ["south", "spectator"] {
+        assert_eq!(
+            rolled(viewer),
+            json!({"entityId": null, "index": null, "value": null}),
+            "{viewer}"
+        );
+    }
+}
+
+/// docs/observations.md, Aliases: a trip takes everything that could
+/// point back at the card — what it holds trips too, and it forgets where
+/// it lay; a shuffle of a public deck is a trip for its face-down cards.
+#[test]
+fn a_trip_leaves_nothing_to_follow_a_card_by() {
+    let card = |id: &str, x: f64| {
+        json!({"id": id, "components": {"flippable": {"flipped": true},
+               "transform": {"position": {"x": x, "y": 0, "z": 2}}}})
+    };
+    let mut k = started(
+        &json!({"seats": ["north"], "entities": [
+            {"id": "tray", "components": {"container": {"items": ["t1", "t2"]}}},
+            {"id": "box", "components": {"container": {"visibility": "hidden"},
+                                           "transform": {"position": {"x": 9, "y": 0, "z": 9}}}},
+            {"id": "deck", "components": {"deck": {}, "container": {"items": ["d1", "d2", "d3", "d4"]}}},
+            card("t1", 1.0), card("t2", 2.0), card("loose", 4.0),
+            card("d1", 0.0), card("d2", 0.0), card("d3", 0.0), card("d4", 0.0)]}),
+        9,
+    );
+    let alias = |k: &Kernel, id: &str| k.state().alias(k.state().entity(id).expect("card"));
+    let x = |k: &Kernel, id: &str| {
+        k.state()
+            .entity(id)
+            .and_then(|e| e.components.transform)
+            .map(|t| t.position.x)
+    };
+    let mv = |e: &str, from: Value, to: Value| {
+        script(
+            "container.move",
+            json!({"entity": e, "from": from, "to": to, "index": 0}),
+        )
+    };
+    // The tray goes into the box and out again: its cards made the trip.
+    let before = [alias(&k, "t1"), alias(&k, "t2")];
+    run(&mut k, mv("tray", Value::Null, json!("box")));
+    run(&mut k, mv("tray", json!("box"), Value::Null));
+    for (i, id) in ["t1", "t2"].iter().enumerate() {
+        assert_ne!(
+            alias(&k, id),
+            before[i],
+            "{id} kept its alias through the box"
+        );
+    }
+    // A loose card goes in and comes out where the box is, not where it lay.
+    assert_eq!(x(&k, "loose"), Some(4.0));
+    run(&mut k, mv("loose", Value::Null, json!("box")));
+    run(&mut k, mv("loose", json!("box"), Value::Null));
+    assert_eq!(x(&k, "loose"), Some(9.0));
+    // Shuffling the public deck of face-down cards: all new aliases.
+    let old: Vec<String> = ["d1", "d2", "d3", "d4"]
+        .iter()
+        .map(|d| alias(&k, d))
+        .collect();
+    run(&mut k, script("deck.shuffle", json!({"deckId": "deck"})));
+    for d in ["d1", "d2", "d3", "d4"] {
+        assert!(
+            !old.contains(&alias(&k, d)),
+            "{d} can be followed through the shuffle"
+        );
+    }
 }

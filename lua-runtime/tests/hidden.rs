@@ -75,15 +75,7 @@ fn a_bad_seat_or_visibility_fails_the_action_and_changes_nothing() {
         "subcommand",
     );
     assert!(e["message"].as_str().unwrap_or("").contains("west"), "{e}");
-    let out = k.process_json(
-        &player(
-            "p1",
-            "counter.add",
-            json!({"entityId": "other", "amount": 1}),
-        ),
-        &mut host,
-    );
-    assert!(out.accepted());
+    serves(&mut k, &mut host);
     let e = script_error(
         &mut k,
         &mut host,
@@ -97,15 +89,20 @@ fn a_bad_seat_or_visibility_fails_the_action_and_changes_nothing() {
             .contains("peek expects a seat id"),
         "{e}"
     );
-    let out = k.process_json(
-        &player(
-            "p1",
-            "counter.add",
-            json!({"entityId": "other", "amount": 1}),
-        ),
-        &mut host,
+    serves(&mut k, &mut host);
+}
+
+/// A counter change is accepted (and, after the first, arms the bad peek).
+fn serves(k: &mut digipology_kernel::Kernel, host: &mut digipology_lua::LuaHost) {
+    let add = player(
+        "p1",
+        "counter.add",
+        json!({"entityId": "other", "amount": 1}),
     );
-    assert!(out.accepted(), "the room still serves");
+    assert!(
+        k.process_json(&add, host).accepted(),
+        "the room still serves"
+    );
 }
 
 /// docs/observations.md, A game's own view: `observe(seat)` and

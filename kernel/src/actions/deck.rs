@@ -16,7 +16,8 @@ fn need_deck(e: &Entity) -> Result<(), Rejection> {
     need(e.components.container.is_some(), e, "container")
 }
 
-/// Replaces the deck's order with a canonical Fisher–Yates shuffle.
+/// Replaces the deck's order with a canonical Fisher–Yates shuffle; its
+/// face-down cards, if others can see the deck, get new aliases (a trip).
 pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["deckId"])?;
     let deck_id = p.str("deckId")?;
@@ -24,6 +25,7 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     need_deck(e)?;
     let deck = e.id.clone();
     txn.shuffle_items(key);
+    txn.trip_face_down(key);
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
     Ok(())
 }
@@ -154,7 +156,10 @@ fn resolve_target(state: &crate::state::State, target: &str) -> Result<Id, Rejec
     }
     reject(
         RejectCode::EntityNotFound,
-        format!("payload.targets: no container or player \"{target}\""),
+        format!(
+            "payload.targets: no container or player \"{}\"",
+            crate::observe::shown_name(target)
+        ),
     )
 }
 

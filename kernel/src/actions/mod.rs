@@ -19,6 +19,7 @@ pub(crate) mod timer;
 
 use crate::action::{Action, ActionType};
 use crate::host::{GuardKind, GuardRequest, ScriptHost, Verdict};
+use crate::observe::shown_name;
 use crate::reject::{reject, RejectCode, Rejection};
 use crate::state::{Entity, EntityKey, Id, State};
 use crate::transform::Transform;
@@ -67,7 +68,7 @@ pub(crate) fn find<'a>(
         Some(found) => Ok(found),
         None => reject(
             RejectCode::EntityNotFound,
-            format!("payload.{field}: no entity \"{id}\""),
+            format!("payload.{field}: no entity \"{}\"", shown_name(id)),
         ),
     }
 }

@@ -1,0 +1,97 @@
+//! A seated player names entities as its seat sees them
+//! (docs/observations.md, Acting on what a seat sees).
+
+use super::{Sight, Viewer};
+use crate::id::Id;
+use crate::payload::{FieldValue, Fields};
+use crate::state::State;
+
+/// The payload keys through which a player names entities.
+const NAMING_KEYS: &[&str] = &["deckId", "entityId", "target", "targets"];
+
+impl State {
+    /// The seat a player sits in (the first in id order, if several).
+    pub fn seat_of(&self, player: &str) -> Option<&Id> {
+        self.seats
+            .iter()
+            .find(|(_, p)| p.as_deref() == Some(player))
+            .map(|(s, _)| s)
+    }
+
+    /// A seated player's payload with every alias its seat was shown
+    /// replaced by the entity's id (only for that seat). Naming by its id
+    /// an entity the seat cannot place at all (inside another seat's
+    /// private container or a hidden one) names nothing: the action is
+    /// refused where, and as, it would be for an id that does not exist —
+    /// a seat cannot probe hands or piles for cards. `None` when nothing
+    /// needs changing.
+    pub(crate) fn resolve_names(&self, payload: &Fields, viewer: &Viewer) -> Option<Fields> {
+        let mut changed: Option<Fields> = None;
+        for (key, value) in payload.iter() {
+            if !NAMING_KEYS.contains(&key) {
+                continue;
+            }
+            let resolved = match value {
+                FieldValue::Str(name) => self
+                    .resolve_name(name.as_str(), viewer)
+                    .map(|id| FieldValue::from(&*id)),
+                FieldValue::Json(list) => match &**list {
+                    serde_json::Value::Array(items) => {
+                        let mut out = Vec::with_capacity(items.len());
+                        let mut any = false;
+                        for item in items {
+                            match item.as_str() {
+                                Some(name) => match self.resolve_name(name, viewer) {
+                                    Some(id) => {
+                                        any = true;
+                                        out.push(serde_json::Value::from(&*id));
+                                    }
+                                    None => out.push(item.clone()),
+                                },
+                                None => out.push(item.clone()),
+                            }
+                        }
+                        any.then(|| FieldValue::Json(Box::new(serde_json::Value::Array(out))))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(v) = resolved {
+                changed.get_or_insert_with(|| payload.clone()).set(key, v);
+            }
+        }
+        changed
+    }
+
+    /// The name a seat's payload should carry for `name`: `None` to keep
+    /// it as it is.
+    fn resolve_name(&self, name: &str, viewer: &Viewer) -> Option<Id> {
+        if let Some(e) = self.entity(name) {
+            return match self.sight(e, viewer) {
+                Sight::Known | Sight::Alias(_) => None,
+                // Names nothing, and is refused where any missing id is.
+                Sight::Unlisted => Some(Id::from(format!("{UNSEEN}{name}"))),
+            };
+        }
+        if !(name.len() == 17 && name.starts_with('h')) {
+            return None;
+        }
+        // Only face-down entities carry aliases; the rest cost one check.
+        let found = self
+            .entities_sorted()
+            .into_iter()
+            .filter(|e| e.components.flippable == Some(true))
+            .find(|e| self.alias(e) == name && self.sight(e, viewer) == Sight::Alias(name.into()));
+        found.map(|e| e.id.clone())
+    }
+}
+
+/// Marks a name a seat may not use: no entity has it, and messages show
+/// the name without it ([`shown_name`]).
+const UNSEEN: char = '\u{1}';
+
+/// A payload name as a rejection message shows it: as the seat sent it.
+pub(crate) fn shown_name(name: &str) -> &str {
+    name.strip_prefix(UNSEEN).unwrap_or(name)
+}

@@ -1,0 +1,200 @@
+//! Each event as a viewer may see it (docs/observations.md, The events a
+//! viewer sees).
+
+use std::borrow::Cow;
+
+use super::{Sight, Viewer};
+use crate::event::{Event, EventKind, Field};
+use crate::reject::RejectCode;
+use crate::state::State;
+use crate::value::write_string;
+
+impl State {
+    /// Writes `event` as `viewer` may see it — one JSONL line without the
+    /// newline — judged against the state after the event's action
+    /// (docs/observations.md, Events). Returns false, writing nothing,
+    /// when the viewer gets none of it.
+    pub fn write_event_for(&self, event: &Event, viewer: &Viewer, out: &mut String) -> bool {
+        if *viewer == Viewer::Referee {
+            event.write_json_line(out);
+            return true;
+        }
+        let kind = &event.kind;
+        match kind {
+            EventKind::PromptCreated { player_id, .. }
+            | EventKind::PromptResponded { player_id, .. }
+            | EventKind::PromptCanceled { player_id, .. }
+                if self.seated(viewer) != Some(player_id) =>
+            {
+                return false
+            }
+            EventKind::TimerRegistered { .. }
+            | EventKind::TimerCanceled { .. }
+            | EventKind::TimerFired { .. } => return false,
+            _ => {}
+        }
+        // (key, whether it names entities, the value as seen)
+        let mut data: Vec<(&'static str, bool, Shown<'_>)> = Vec::with_capacity(8);
+        let mut unseen = false;
+        kind.fields(&mut |key, field| {
+            let names = kind.is_entity_key(key);
+            let shown = match field {
+                Field::Str(id) if names => {
+                    let (shown, known) = shown_id(event, id, viewer);
+                    unseen |= !known;
+                    shown.map_or(Shown::Field(Field::Null), Shown::Text)
+                }
+                Field::Ids(ids) if names => Shown::Ids(
+                    ids.iter()
+                        .map(|id| {
+                            let (shown, known) = shown_id(event, id, viewer);
+                            unseen |= !known;
+                            shown
+                        })
+                        .collect(),
+                ),
+                other => Shown::Field(other),
+            };
+            data.push((key, names, shown));
+        });
+        for (key, names, shown) in &mut data {
+            let keep = match kind {
+                EventKind::ActionRejected { rejection, .. } => match *key {
+                    "actionType" | "code" => true,
+                    // A script's error or a guard's reason is the game's
+                    // own text: it may say anything.
+                    "message"
+                        if !matches!(
+                            rejection.code,
+                            RejectCode::ScriptError | RejectCode::GuardDenied
+                        ) =>
+                    {
+                        *shown = Shown::Text(Cow::Owned(self.scrub(&rejection.message, viewer)));
+                        true
+                    }
+                    _ => false,
+                },
+                EventKind::ScriptError { .. } => {
+                    matches!(*key, "scriptId" | "function" | "kind" | "sequence")
+                }
+                _ => *names || !unseen || physical(kind, key),
+            };
+            if !keep {
+                *shown = Shown::Field(Field::Null);
+            }
+        }
+        write_line(event, &mut data, out);
+        true
+    }
+
+    /// A message with every word that is the id of an entity `viewer`
+    /// does not fully see replaced by its alias, or by `?`.
+    fn scrub(&self, message: &str, viewer: &Viewer) -> String {
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(start) = rest.find(|c: char| !is_separator(c)) {
+            out.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let end = rest.find(is_separator).unwrap_or(rest.len());
+            let word = &rest[..end];
+            match self.sight_of(word, viewer) {
+                Some(Sight::Known) | None => out.push_str(word),
+                Some(Sight::Alias(a)) => out.push_str(&a),
+                Some(Sight::Unlisted) => out.push('?'),
+            }
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// An entity id the event names as `viewer` saw it when the event
+/// happened (its id, its alias, or nothing), and whether it saw the
+/// entity fully.
+fn shown_id<'a>(event: &Event, id: &'a str, viewer: &Viewer) -> (Option<Cow<'a, str>>, bool) {
+    match event.seen.iter().find(|(s, _)| **s == *id) {
+        None => (Some(Cow::Borrowed(id)), true),
+        Some((_, x)) => match x.sight(viewer) {
+            Sight::Known => (Some(Cow::Borrowed(id)), true),
+            Sight::Alias(a) => (Some(Cow::Owned(a)), false),
+            Sight::Unlisted => (None, false),
+        },
+    }
+}
+
+/// One event line with the data as seen, keys in canonical order.
+fn write_line(event: &Event, data: &mut [(&'static str, bool, Shown<'_>)], out: &mut String) {
+    data.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    event.write_head(out);
+    out.push('{');
+    for (i, (key, _, shown)) in data.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(key, out);
+        out.push(':');
+        shown.write(out);
+    }
+    out.push_str("}}");
+}
+
+/// Whether plain data key `key` stays when the event names an entity the
+/// viewer does not fully see: who acted, where and how things moved —
+/// nothing of what the thing is. Deny by default: named event by event
+/// (a die's `index` is its face, a container's is a position).
+fn physical(kind: &EventKind, key: &str) -> bool {
+    use EventKind as K;
+    matches!(
+        (kind, key),
+        (
+            K::EntityGrabbed { .. } | K::EntityDropped { .. } | K::ButtonPressed { .. },
+            "playerId"
+        ) | (K::EntityFlipped { .. }, "flipped")
+            | (K::ContainerRemoved { .. }, "index")
+            | (K::ContainerMoved { .. }, "index" | "fromIndex")
+            | (K::DeckDealt { .. }, "cardsEach")
+            | (K::StackCreated { .. } | K::StackChanged { .. }, "stackId")
+            | (K::EntityRevealed { .. }, "seats")
+            | (K::ContainerVisibilityChanged { .. }, "visibility" | "owner")
+    )
+}
+
+/// Splits words in a message: ids are written between quotes or spaces,
+/// and may end a clause.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}'
+        )
+}
+
+/// An event data value as a viewer sees it.
+enum Shown<'a> {
+    Field(Field<'a>),
+    Text(Cow<'a, str>),
+    Ids(Vec<Option<Cow<'a, str>>>),
+}
+
+impl Shown<'_> {
+    fn write(&self, out: &mut String) {
+        match self {
+            Shown::Field(f) => f.write_canonical(out),
+            Shown::Text(t) => write_string(t, out),
+            Shown::Ids(ids) => {
+                out.push('[');
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    match id {
+                        Some(id) => write_string(id, out),
+                        None => out.push_str("null"),
+                    }
+                }
+                out.push(']');
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The state as a viewer may see it (docs/observations.md, The state a
+//! viewer sees).
+
+use std::collections::BTreeMap;
+
+use super::{view_hash, Sight, Viewer};
+use crate::canonical::entity_value;
+use crate::entity::{Entity, Visibility};
+use crate::id::Id;
+use crate::records::PromptStatus;
+use crate::state::State;
+use crate::value::{object, Value};
+
+/// The components an entity seen under an alias still shows: where it is
+/// and how it can be handled, nothing of what it is.
+const PHYSICAL: &[&str] = &[
+    "flippable",
+    "grabbable",
+    "lockable",
+    "stackable",
+    "transform",
+];
+
+impl State {
+    /// The state as `viewer` may see it (docs/observations.md): for the
+    /// referee the whole canonical document; for a seat or a spectator the
+    /// public table, what the seat owns, and nothing else.
+    pub fn project(&self, viewer: &Viewer) -> Value {
+        if *viewer == Viewer::Referee {
+            return self.to_value(true);
+        }
+        let all = self.entities_sorted();
+        let sights: BTreeMap<&Id, Sight> =
+            all.iter().map(|e| (&e.id, self.sight(e, viewer))).collect();
+        let shown = |id: &Id| match sights.get(id) {
+            Some(Sight::Known) => Some(id.to_string()),
+            Some(Sight::Alias(a)) => Some(a.clone()),
+            _ => None,
+        };
+        let mut entities = BTreeMap::new();
+        for e in &all {
+            match &sights[&e.id] {
+                Sight::Unlisted => {}
+                Sight::Alias(a) => {
+                    entities.insert(a.clone(), aliased(e, a));
+                }
+                Sight::Known => {
+                    entities.insert(e.id.to_string(), self.known(e, viewer, &shown));
+                }
+            }
+        }
+        let stacks = self
+            .stacks
+            .iter()
+            .map(|(id, s)| {
+                let items = s.items.iter().filter_map(&shown).map(Value::from);
+                (
+                    id.to_string(),
+                    object([("items", Value::Array(items.collect()))]),
+                )
+            })
+            .collect();
+        // Never `rng`, `storage` or `timers`.
+        let mut doc = self.public_sections(true);
+        doc.insert("entities".into(), Value::Object(entities));
+        doc.insert("stacks".into(), Value::Object(stacks));
+        doc.insert("prompts".into(), self.own_prompts(viewer));
+        // The game's own view replaces this (docs/observations.md).
+        doc.insert("view".into(), Value::Null);
+        Value::Object(doc)
+    }
+
+    /// A fully seen entity, with every id in it as the viewer sees it and
+    /// every container it cannot look into shown as a count.
+    fn known(&self, e: &Entity, viewer: &Viewer, shown: &dyn Fn(&Id) -> Option<String>) -> Value {
+        let mut v = entity_value(e);
+        let Value::Object(m) = &mut v else {
+            return v;
+        };
+        m.remove("trip");
+        m.remove("revealedTo");
+        let Some(Value::Object(comps)) = m.get_mut("components") else {
+            return v;
+        };
+        if let Some(c) = &e.components.container {
+            let open = match &c.visibility {
+                Visibility::Public => true,
+                Visibility::Private(seat) => viewer.seat() == Some(seat),
+                Visibility::Hidden => false,
+            };
+            if let Some(Value::Object(k)) = comps.get_mut("container") {
+                if open {
+                    let items = c.items.iter().filter_map(shown).map(Value::from);
+                    k.insert("items".into(), Value::Array(items.collect()));
+                } else {
+                    k.remove("items");
+                    k.insert(
+                        "count".into(),
+                        Value::Number(crate::num::count_to_f64(c.items.len() as u64)),
+                    );
+                    // What has been revealed to this viewer, where it lies.
+                    let revealed: Vec<Value> = c
+                        .items
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, id)| {
+                            let id = shown(id)?;
+                            let index = Value::Number(crate::num::count_to_f64(i as u64));
+                            Some(object([("index", index), ("id", Value::from(id))]))
+                        })
+                        .collect();
+                    if !revealed.is_empty() {
+                        k.insert("shown".into(), Value::Array(revealed));
+                    }
+                }
+            }
+        }
+        // Sets of ids: as seen, and sorted as seen (the real ids' order
+        // would tell something about an alias).
+        let as_seen = |ids: &[Id]| {
+            let mut list: Vec<String> = ids.iter().filter_map(shown).collect();
+            list.sort_unstable();
+            Value::Array(list.into_iter().map(Value::from).collect())
+        };
+        if let (Some(s), Some(Value::Object(k))) =
+            (&e.components.snap_point, comps.get_mut("snap_point"))
+        {
+            k.insert("attached".into(), as_seen(&s.attached));
+        }
+        if let (Some(z), Some(Value::Object(k))) = (&e.components.zone, comps.get_mut("zone")) {
+            k.insert("members".into(), as_seen(&z.members));
+        }
+        v
+    }
+
+    /// The hash a viewer gets in place of the state hash: blake3 of the
+    /// canonical JSON of its projection, without `sequence`.
+    pub fn projected_hash(&self, viewer: &Viewer) -> String {
+        if *viewer == Viewer::Referee {
+            return self.hash();
+        }
+        view_hash(&self.project(viewer))
+    }
+
+    /// The open prompts addressed to the player in the viewer's seat (an
+    /// answered or canceled one is history: its question was the seat's
+    /// to see then, not necessarily now).
+    fn own_prompts(&self, viewer: &Viewer) -> Value {
+        let player = self.seated(viewer);
+        let mine = self
+            .prompts
+            .iter()
+            .filter(|(_, p)| Some(&p.player_id) == player && p.status == PromptStatus::Open)
+            .map(|(id, p)| (id.to_string(), p.to_value()));
+        Value::Object(mine.collect())
+    }
+}
+
+/// An entity seen under an alias: its alias, who holds it, and its
+/// physical components only.
+fn aliased(e: &Entity, alias: &str) -> Value {
+    let Value::Object(full) = entity_value(e) else {
+        return Value::Null;
+    };
+    let components = match full.get("components") {
+        Some(Value::Object(c)) => c
+            .iter()
+            .filter(|(k, _)| PHYSICAL.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    object([
+        ("id", Value::from(alias)),
+        ("heldBy", Value::from(e.held_by.as_deref())),
+        ("components", Value::Object(components)),
+    ])
+}
