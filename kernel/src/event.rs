@@ -663,8 +663,10 @@ pub struct Event {
     pub kind: EventKind,
     /// How the entities it names could be seen when it happened, for those
     /// not in plain sight of everyone (docs/observations.md, The events a
-    /// viewer sees): what its projection for a seat is judged by.
-    pub seen: Vec<(Id, Exposure)>,
+    /// viewer sees): what its projection for a seat is judged by. `None`
+    /// when nothing in its action could make an entity more visible than
+    /// at the end: it is then judged by the state after the action.
+    pub seen: Option<Vec<(Id, Exposure)>>,
 }
 
 impl Event {

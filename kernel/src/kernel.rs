@@ -200,7 +200,7 @@ impl Kernel {
                 action_type: action_type.map(Cow::Owned),
                 rejection,
             },
-            seen: Vec::new(),
+            seen: None,
         }];
         Outcome {
             seq,
@@ -312,7 +312,7 @@ fn rejection_events(
         seq,
         action_id: action_id.clone(),
         kind,
-        seen: Vec::new(),
+        seen: None,
     };
     let action_type = Some(match action_type {
         TypeName::Registered(ty) => Cow::Borrowed(ty.name()),

@@ -82,6 +82,10 @@ pub struct Txn<'s> {
     spawns: u32,
     /// Trips into hidden places so far (numbers the next one).
     trips: u32,
+    /// Whether events keep how their entities could be seen (from the
+    /// first change in this action to what a viewer could see: see
+    /// [`Txn::watch`]).
+    watching: bool,
     poison: Option<Poison>,
     limits: Limits,
     seq: u64,
@@ -113,6 +117,7 @@ impl<'s> Txn<'s> {
             subcommands: 0,
             spawns: 0,
             trips: 0,
+            watching: false,
             poison: None,
             limits,
             seq,
@@ -140,7 +145,7 @@ impl<'s> Txn<'s> {
 
     /// Buffers an event; it reaches the log only on commit.
     pub(crate) fn emit(&mut self, kind: EventKind) {
-        let seen = self.state.seen_in(&kind);
+        let seen = self.watching.then(|| self.state.seen_in(&kind));
         self.events.push(Event {
             seq: self.seq,
             action_id: self.action_id.clone(),
@@ -148,6 +153,26 @@ impl<'s> Txn<'s> {
             seen,
         });
         self.event_depths.push(self.depth);
+    }
+
+    /// From now on, events keep how the entities they name could be seen
+    /// as they happen (docs/observations.md, The events a viewer sees).
+    /// Called before the first change in an action that can make an
+    /// entity more visible than it was — a trip, a reveal, an item leaving
+    /// a private or hidden container, a visibility change, a destroy —
+    /// and catching up the events so far, which nothing has hidden or
+    /// revealed since: until then, what a viewer saw is what it sees. An
+    /// action that does none of these (every action of a table that hides
+    /// nothing) pays nothing.
+    fn watch(&mut self) {
+        if self.watching {
+            return;
+        }
+        self.watching = true;
+        for i in 0..self.events.len() {
+            let seen = self.state.seen_in(&self.events[i].kind);
+            self.events[i].seen = Some(seen);
+        }
     }
 
     /// Records whose action this is (a player source).
@@ -269,8 +294,19 @@ impl<'s> Txn<'s> {
             .map(|c| &mut c.items)
     }
 
+    /// Whether a container is private or hidden.
+    fn hides(&self, key: EntityKey) -> bool {
+        self.state
+            .get(key)
+            .and_then(|e| e.components.container.as_ref())
+            .is_some_and(|c| c.visibility != Visibility::Public)
+    }
+
     /// Takes the item at `index` out of a container's list.
     pub(crate) fn item_remove(&mut self, key: EntityKey, index: usize) -> Option<Id> {
+        if self.hides(key) {
+            self.watch();
+        }
         let items = self.items(key)?;
         if index >= items.len() {
             return None;
@@ -297,6 +333,9 @@ impl<'s> Txn<'s> {
 
     /// Takes the last item (a deck's top card) out of a container's list.
     pub(crate) fn item_pop(&mut self, key: EntityKey) -> Option<Id> {
+        if self.hides(key) {
+            self.watch();
+        }
         let items = self.items(key)?;
         let id = items.pop()?;
         let index = items.len();
@@ -309,12 +348,7 @@ impl<'s> Txn<'s> {
     /// Going into a private or hidden container is a trip: the item's
     /// alias changes for seats that cannot see inside.
     pub(crate) fn item_insert(&mut self, key: EntityKey, index: usize, id: Id) {
-        let hides = self
-            .state
-            .get(key)
-            .and_then(|e| e.components.container.as_ref())
-            .is_some_and(|c| c.visibility != Visibility::Public);
-        if hides {
+        if self.hides(key) {
             if let Some(item) = self.state.key(&id) {
                 self.count_trip(item, key);
             }
@@ -332,10 +366,12 @@ impl<'s> Txn<'s> {
     /// become the holder's (or the origin's), so nothing about it points
     /// back to where it was. Whatever it holds makes the trip with it.
     fn count_trip(&mut self, key: EntityKey, holder: EntityKey) {
+        self.watch();
         let place = self.state.get(holder).and_then(|h| h.components.transform);
-        let mut todo = vec![key];
+        let mut next = Some(key);
+        let mut todo: Vec<EntityKey> = Vec::new();
         // Bounded: containers hold no cycle.
-        while let Some(key) = todo.pop() {
+        while let Some(key) = next.take().or_else(|| todo.pop()) {
             self.trips = self.trips.saturating_add(1);
             let trip = Trip {
                 at: self.seq.saturating_add(1),
@@ -346,23 +382,29 @@ impl<'s> Txn<'s> {
             };
             let was = std::mem::take(&mut e.secrecy);
             e.secrecy.trip = Some(trip);
-            let moved = e.components.transform.map(|t| Transform {
+            let now = e.components.transform;
+            let moved = now.map(|t| Transform {
                 position: place.map_or(Transform::default().position, |p| p.position),
                 rotation: place.map_or(Transform::default().rotation, |p| p.rotation),
                 scale: t.scale,
             });
-            let inside: Vec<Id> = e
+            let inside: Option<Vec<Id>> = e
                 .components
                 .container
                 .as_ref()
-                .map(|c| c.items.iter().rev().cloned().collect())
-                .unwrap_or_default();
-            self.undo.push(Undo::Secrecy(key, Box::new(was)));
-            if moved.is_some() && moved != self.state.get(key).and_then(|e| e.components.transform)
-            {
+                .map(|c| c.items.iter().rev().cloned().collect());
+            for id in inside.iter().flatten() {
+                if let Some(k) = self.state.key(id) {
+                    todo.push(k);
+                }
+            }
+            self.undo.push(match was.revealed {
+                Reveal::Nobody => Undo::Trip(key, was.trip),
+                _ => Undo::Secrecy(key, Box::new(was)),
+            });
+            if moved != now {
                 self.set_transform(key, moved);
             }
-            todo.extend(inside.iter().filter_map(|id| self.state.key(id)));
         }
     }
 
@@ -406,6 +448,7 @@ impl<'s> Txn<'s> {
         }
         let hides = visibility != Visibility::Public;
         let items = if hides { c.items.clone() } else { Vec::new() };
+        self.watch();
         if let Some(c) = self
             .entity_mut(key)
             .and_then(|e| e.components.container.as_mut())
@@ -421,6 +464,7 @@ impl<'s> Txn<'s> {
 
     /// Reveals an entity to more viewers (docs/observations.md).
     pub(crate) fn reveal(&mut self, key: EntityKey, to: Reveal) {
+        self.watch();
         if let Some(e) = self.state.entity_mut(key) {
             let was = e.secrecy.clone();
             e.secrecy.revealed = match (was.revealed.clone(), to) {
@@ -529,6 +573,7 @@ impl<'s> Txn<'s> {
     /// Keeps how an entity about to be destroyed can be seen, for the
     /// viewers of this action's events.
     pub(crate) fn note_gone(&mut self, key: EntityKey) {
+        self.watch();
         if let Some(e) = self.state.get(key) {
             let exposure = self.state.exposure(e);
             let id = e.id.clone();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::digest::{Section, Touch};
-use crate::entity::Secrecy;
+use crate::entity::{Secrecy, Trip};
 use crate::rng::Rng;
 use crate::state::{Entity, EntityKey, Id, Placement, Player, Prompt, Stack, State, Timer};
 use crate::transform::Transform;
@@ -29,6 +29,9 @@ pub(crate) enum Undo {
     Flipped(EntityKey, bool),
     /// An entity's secrecy before a trip into a hidden place or a reveal.
     Secrecy(EntityKey, Box<Secrecy>),
+    /// An entity's last trip before a new one, when it was revealed to
+    /// nobody (the common case: no allocation).
+    Trip(EntityKey, Option<Trip>),
     Locked(EntityKey, bool),
     HeldBy(EntityKey, Option<Id>),
     Transform(EntityKey, Option<Transform>),
@@ -62,6 +65,7 @@ impl Undo {
             | Undo::ItemInserted(k, _)
             | Undo::Flipped(k, _)
             | Undo::Secrecy(k, _)
+            | Undo::Trip(k, _)
             | Undo::Locked(k, _)
             | Undo::HeldBy(k, _)
             | Undo::Transform(k, _)
@@ -147,6 +151,12 @@ impl Undo {
             }
             Undo::Flipped(_, v) => e.components.flippable = Some(v),
             Undo::Secrecy(_, s) => e.secrecy = *s,
+            Undo::Trip(_, t) => {
+                e.secrecy = Secrecy {
+                    trip: t,
+                    revealed: crate::entity::Reveal::Nobody,
+                }
+            }
             Undo::Locked(_, v) => e.components.lockable = Some(v),
             Undo::HeldBy(_, v) => e.held_by = v,
             Undo::Placement(_, p) => e.placement = p,

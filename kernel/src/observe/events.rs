@@ -40,14 +40,14 @@ impl State {
             let names = kind.is_entity_key(key);
             let shown = match field {
                 Field::Str(id) if names => {
-                    let (shown, known) = shown_id(event, id, viewer);
+                    let (shown, known) = shown_id(self, event, id, viewer);
                     unseen |= !known;
                     shown.map_or(Shown::Field(Field::Null), Shown::Text)
                 }
                 Field::Ids(ids) if names => Shown::Ids(
                     ids.iter()
                         .map(|id| {
-                            let (shown, known) = shown_id(event, id, viewer);
+                            let (shown, known) = shown_id(self, event, id, viewer);
                             unseen |= !known;
                             shown
                         })
@@ -112,14 +112,25 @@ impl State {
 /// An entity id the event names as `viewer` saw it when the event
 /// happened (its id, its alias, or nothing), and whether it saw the
 /// entity fully.
-fn shown_id<'a>(event: &Event, id: &'a str, viewer: &Viewer) -> (Option<Cow<'a, str>>, bool) {
-    match event.seen.iter().find(|(s, _)| **s == *id) {
-        None => (Some(Cow::Borrowed(id)), true),
-        Some((_, x)) => match x.sight(viewer) {
-            Sight::Known => (Some(Cow::Borrowed(id)), true),
-            Sight::Alias(a) => (Some(Cow::Owned(a)), false),
-            Sight::Unlisted => (None, false),
-        },
+fn shown_id<'a>(
+    state: &State,
+    event: &Event,
+    id: &'a str,
+    viewer: &Viewer,
+) -> (Option<Cow<'a, str>>, bool) {
+    let sight = match &event.seen {
+        // Nothing in its action changed what anyone could see: as now.
+        None => state.sight_of(id, viewer),
+        Some(seen) => Some(
+            seen.iter()
+                .find(|(s, _)| **s == *id)
+                .map_or(Sight::Known, |(_, x)| x.sight(viewer)),
+        ),
+    };
+    match sight {
+        Some(Sight::Known) => (Some(Cow::Borrowed(id)), true),
+        Some(Sight::Alias(a)) => (Some(Cow::Owned(a)), false),
+        Some(Sight::Unlisted) | None => (None, false),
     }
 }
 
