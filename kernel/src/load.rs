@@ -15,6 +15,7 @@ pub use crate::def::LoadError;
 use crate::def::{as_object, err, nonempty_str, only_keys, string_list};
 use crate::entity::{Reveal, Trip, Visibility};
 use crate::state::{Entity, Id, Placement, Stack, State};
+use crate::transform::Transform;
 use crate::value::Value;
 
 /// Top-level keys a `game.json` may have.
@@ -488,22 +489,47 @@ fn reveal_from(v: &Json) -> Option<Reveal> {
     (!seats.is_empty()).then_some(Reveal::Seats(seats))
 }
 
-/// What the game file puts in private or hidden containers starts with a
-/// trip made while loading (`at` 0), numbered in container order, so its
-/// first alias is drawn from where it lies, not from which card it is.
+/// What the game file puts in private or hidden containers — at any depth
+/// — starts with a trip made while loading (`at` 0), numbered in container
+/// order (containers by id, items in order, depth first), so its first
+/// alias is drawn from where it lies, not from which card it is; and, as
+/// after any trip, it lies where its hidden container is.
 fn trips_on_load(state: &mut State) {
-    let mut hidden = Vec::new();
+    let mut hidden: Vec<(Id, Option<Transform>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for e in state.entities_sorted() {
-        if let Some(c) = &e.components.container {
-            if c.visibility != Visibility::Public {
-                hidden.extend(c.items.iter().cloned());
+        let Some(c) = &e.components.container else {
+            continue;
+        };
+        if c.visibility == Visibility::Public {
+            continue;
+        }
+        let place = e.components.transform;
+        let mut todo: Vec<Id> = c.items.iter().rev().cloned().collect();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id.clone()) {
+                continue;
             }
+            if let Some(inner) = state
+                .entity(&id)
+                .and_then(|i| i.components.container.as_ref())
+            {
+                todo.extend(inner.items.iter().rev().cloned());
+            }
+            hidden.push((id, place));
         }
     }
-    for (i, id) in hidden.iter().enumerate() {
+    for (i, (id, place)) in hidden.iter().enumerate() {
         let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
         if let Some(e) = state.key(id).and_then(|k| state.entity_mut(k)) {
-            e.secrecy.trip.get_or_insert(Trip { at: 0, n });
+            if e.secrecy.trip.is_none() {
+                e.secrecy.trip = Some(Trip { at: 0, n });
+                if let Some(t) = &mut e.components.transform {
+                    let at = place.unwrap_or_default();
+                    t.position = at.position;
+                    t.rotation = at.rotation;
+                }
+            }
         }
     }
 }

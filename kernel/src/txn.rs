@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::digest::Touch;
-use crate::entity::{Reveal, Trip};
+use crate::entity::{Reveal, Trip, Within};
 use crate::event::{ActionId, Event, EventKind, ScriptFailure};
 use crate::reject::Rejection;
 use crate::rng::Rng;
@@ -294,12 +294,15 @@ impl<'s> Txn<'s> {
             .map(|c| &mut c.items)
     }
 
-    /// Whether a container is private or hidden.
+    /// Whether a container is private or hidden, or lies in such a place.
     fn hides(&self, key: EntityKey) -> bool {
-        self.state
-            .get(key)
-            .and_then(|e| e.components.container.as_ref())
-            .is_some_and(|c| c.visibility != Visibility::Public)
+        self.state.get(key).is_some_and(|e| {
+            e.components
+                .container
+                .as_ref()
+                .is_some_and(|c| c.visibility != Visibility::Public)
+                || self.state.within(e) != Within::Table
+        })
     }
 
     /// Takes the item at `index` out of a container's list.
@@ -408,26 +411,29 @@ impl<'s> Txn<'s> {
         }
     }
 
-    /// A shuffle of a public container is a trip for each face-down item
-    /// in it (in its new order): cards anyone could follow by their aliases
-    /// get new ones. (In a private or hidden one nobody else sees them.)
-    pub(crate) fn trip_face_down(&mut self, key: EntityKey) {
-        let items: Vec<Id> = self
+    /// After a shuffle, nobody knows where any card is: each item revealed
+    /// to anyone makes a trip (its reveal ends), and so does each face-down
+    /// item of a public container (anyone could follow it by its alias) —
+    /// in their new order.
+    pub(crate) fn trip_shuffled(&mut self, key: EntityKey) {
+        let Some(c) = self
             .state
             .get(key)
             .and_then(|e| e.components.container.as_ref())
-            .filter(|c| c.visibility == Visibility::Public)
-            .map(|c| c.items.clone())
-            .unwrap_or_default();
+        else {
+            return;
+        };
+        let public = c.visibility == Visibility::Public;
+        let items = c.items.clone();
         for id in items {
             let Some(item) = self.state.key(&id) else {
                 continue;
             };
-            if self
-                .state
-                .get(item)
-                .is_some_and(|e| e.components.flippable == Some(true))
-            {
+            let trips = self.state.get(item).is_some_and(|e| {
+                e.secrecy.revealed != Reveal::Nobody
+                    || (public && e.components.flippable == Some(true))
+            });
+            if trips {
                 self.count_trip(item, key);
             }
         }

@@ -591,3 +591,119 @@ fn a_trip_leaves_nothing_to_follow_a_card_by() {
         );
     }
 }
+
+/// docs/observations.md, Aliases and Reveals: a card put into a public
+/// tray that lies in a hidden box has gone into a hidden place; a shuffle
+/// of a hidden pile ends every reveal in it; the game file's hidden cards,
+/// at any depth, start with a trip and lie where their box is.
+#[test]
+fn hidden_places_hide_at_any_depth_and_a_shuffle_ends_reveals() {
+    let card = |id: &str, x: f64| {
+        json!({"id": id, "components": {"flippable": {"flipped": true},
+               "transform": {"position": {"x": x, "y": 0, "z": 0}}}})
+    };
+    let mut k = started(
+        &json!({"seats": ["north"], "entities": [
+            {"id": "box", "components": {"container": {"visibility": "hidden", "items": ["tray"]},
+                                          "transform": {"position": {"x": 7, "y": 0, "z": 0}}}},
+            {"id": "tray", "components": {"container": {"items": ["inner"]}}},
+            {"id": "pile", "components": {"deck": {}, "container": {"visibility": "hidden", "items": ["p1", "p2", "p3"]}}},
+            card("inner", 5.0), card("loose", 3.0),
+            card("p1", 0.0), card("p2", 0.0), card("p3", 0.0)]}),
+        4,
+    );
+    let doc = |k: &Kernel| -> Value {
+        serde_json::from_str(&k.state().canonical_json()).expect("canonical")
+    };
+    // Loaded two levels down: a trip, and the box's place.
+    let d = doc(&k);
+    assert!(
+        d["entities"]["inner"]["trip"].is_array(),
+        "{}",
+        d["entities"]["inner"]
+    );
+    assert_eq!(
+        d["entities"]["inner"]["components"]["transform"]["position"]["x"],
+        json!(7)
+    );
+    // Into the tray inside the box: a trip.
+    let before = k.state().alias(k.state().entity("loose").expect("loose"));
+    run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "loose", "from": null, "to": "tray", "index": 0}),
+        ),
+    );
+    assert!(doc(&k)["entities"]["loose"]["trip"].is_array());
+    assert_ne!(
+        k.state().alias(k.state().entity("loose").expect("loose")),
+        before
+    );
+    // A card of the pile shown to everyone, then the pile is shuffled.
+    run(
+        &mut k,
+        script("entity.reveal", json!({"entityId": "p3", "to": "all"})),
+    );
+    assert!(view(&k, "spectator")["entities"].get("p3").is_some());
+    run(&mut k, script("deck.shuffle", json!({"deckId": "pile"})));
+    assert!(
+        view(&k, "spectator")["entities"].get("p3").is_none(),
+        "still followed"
+    );
+    assert!(doc(&k)["entities"]["p3"].get("revealedTo").is_none());
+}
+
+/// docs/observations.md, The events a viewer sees: a guard's reason is the
+/// game's own text — the referee reads it, seats get null.
+#[test]
+fn a_guards_reason_reaches_the_referee_only() {
+    let mut k = table();
+    let mut host =
+        digipology_kernel::ClosureHost::new().with_guard(|_, _| digipology_kernel::Verdict::Deny {
+            reason: Some("not the CANARY-7f3a-p1 yet".into()),
+        });
+    let out = k.process_json(
+        &by("ann", "entity.grab", json!({"entityId": "t_up"})),
+        &mut host,
+    );
+    let message = |viewer: &str| events_for(&k, &out, viewer)[0]["data"]["message"].clone();
+    assert_eq!(message("referee"), json!("not the CANARY-7f3a-p1 yet"));
+    for viewer in ["north", "south", "spectator"] {
+        assert_eq!(message(viewer), Value::Null, "{viewer}");
+    }
+}
+
+/// docs/observations.md: an alias is `h` and the first 8 bytes (hex) of
+/// blake3 keyed with the room's secret over 1, the trip's `at` (u64 LE)
+/// and `n` (u32 LE) — or over 0 and the id when there is no trip.
+#[test]
+fn an_alias_is_the_documented_keyed_hash() {
+    let mut k = table();
+    run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "p1", "from": "pile", "to": null, "index": 0}),
+        ),
+    );
+    let state = k.state();
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    let expect = |input: &[u8]| {
+        format!(
+            "h{}",
+            hex(&blake3::keyed_hash(&state.alias_key, input).as_bytes()[..8])
+        )
+    };
+    let t_down = state.entity("t_down").expect("card");
+    assert!(t_down.secrecy.trip.is_none());
+    let mut by_id = vec![0u8];
+    by_id.extend_from_slice(b"t_down");
+    assert_eq!(state.alias(t_down), expect(&by_id));
+    let p1 = state.entity("p1").expect("card");
+    let trip = p1.secrecy.trip.expect("loaded into the pile: a trip");
+    let mut by_trip = vec![1u8];
+    by_trip.extend_from_slice(&trip.at.to_le_bytes());
+    by_trip.extend_from_slice(&trip.n.to_le_bytes());
+    assert_eq!(state.alias(p1), expect(&by_trip));
+}

@@ -342,7 +342,12 @@ impl Room {
         }
         self.line_buf = buf;
         if let Some(kept) = &mut self.kept_events {
-            kept.extend(out.events.iter().cloned());
+            // Judged later, after other actions: fixed to this one now.
+            let state = self.kernel.state();
+            kept.extend(out.events.iter().cloned().map(|mut e| {
+                state.pin_sight(&mut e);
+                e
+            }));
         }
         if let (Some(given), Some(h)) = (given, &mut self.history) {
             h.push(Step {

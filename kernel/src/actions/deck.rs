@@ -16,8 +16,9 @@ fn need_deck(e: &Entity) -> Result<(), Rejection> {
     need(e.components.container.is_some(), e, "container")
 }
 
-/// Replaces the deck's order with a canonical Fisher–Yates shuffle; its
-/// face-down cards, if others can see the deck, get new aliases (a trip).
+/// Replaces the deck's order with a canonical Fisher–Yates shuffle; cards
+/// someone could follow (revealed ones, face-down ones in a public deck)
+/// make a trip.
 pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["deckId"])?;
     let deck_id = p.str("deckId")?;
@@ -25,7 +26,7 @@ pub(crate) fn shuffle(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     need_deck(e)?;
     let deck = e.id.clone();
     txn.shuffle_items(key);
-    txn.trip_face_down(key);
+    txn.trip_shuffled(key);
     txn.emit(EventKind::DeckShuffled { deck_id: deck });
     Ok(())
 }

@@ -11,7 +11,7 @@ mod events;
 mod state;
 
 use crate::entity::{Entity, Exposure, Placement, Reveal, Visibility, Within};
-use crate::event::{EventKind, Field};
+use crate::event::{Event, EventKind, Field};
 use crate::id::Id;
 use crate::state::State;
 use crate::value::Value;
@@ -145,6 +145,15 @@ impl State {
         }
     }
 
+    /// Fixes how `event` is seen to how its entities can be seen now, if it
+    /// does not say already: for events kept past their action (docs/
+    /// observations.md), which would otherwise be judged by a later state.
+    pub fn pin_sight(&self, event: &mut Event) {
+        if event.seen.is_none() {
+            event.seen = Some(self.seen_in(&event.kind));
+        }
+    }
+
     /// The entities an event names that are not in plain sight of everyone
     /// right now, with how they can be seen (the rest every viewer sees).
     pub(crate) fn seen_in(&self, kind: &EventKind) -> Vec<(Id, Exposure)> {
@@ -172,7 +181,7 @@ impl State {
     }
 
     /// Up through containers and snap points to the table.
-    fn within(&self, e: &Entity) -> Within {
+    pub(crate) fn within(&self, e: &Entity) -> Within {
         let mut within = Within::Table;
         let mut at = &e.placement;
         // Bounded: a cycle is refused on load and by every move.
