@@ -498,6 +498,18 @@ fn a_seat_acts_on_an_alias_it_was_shown_and_cannot_probe_hidden_places() {
         out.rejection().map(|r| r.code)
     };
     assert_eq!(probe(&mut k, "p1"), probe(&mut k, "no_such_card"));
+    // And the rejection reads the same to the seat that sent it.
+    let seen_by_bob = |k: &mut Kernel, name: &str| {
+        let out = k.process_json(
+            &by("bob", "entity.grab", json!({"entityId": name})),
+            &mut digipology_kernel::NoScripts,
+        );
+        events_for(k, &out, "south")[0]["data"].clone()
+    };
+    assert_eq!(
+        seen_by_bob(&mut k, "p1"),
+        seen_by_bob(&mut k, "no_such_card")
+    );
     assert_eq!(
         probe(&mut k, "p1"),
         Some(digipology_kernel::RejectCode::UnknownKey)

@@ -11,9 +11,10 @@ use crate::value::write_string;
 
 impl State {
     /// Writes `event` as `viewer` may see it — one JSONL line without the
-    /// newline — judged against the state after the event's action
-    /// (docs/observations.md, Events). Returns false, writing nothing,
-    /// when the viewer gets none of it.
+    /// newline — judged as it happened (its `seen`), or by the state after
+    /// its action when it keeps none (docs/observations.md, The events a
+    /// viewer sees). Returns false, writing nothing, when the viewer gets
+    /// none of it.
     pub fn write_event_for(&self, event: &Event, viewer: &Viewer, out: &mut String) -> bool {
         if *viewer == Viewer::Referee {
             event.write_json_line(out);
@@ -87,24 +88,40 @@ impl State {
         true
     }
 
-    /// A message with every word that is the id of an entity `viewer`
-    /// does not fully see replaced by its alias, or by `?`.
+    /// A rejection's message as `viewer` may read it: every quoted name
+    /// that is not the id of an entity it fully sees becomes `?` (an alias
+    /// for one it sees under an alias) — a made-up name and a hidden card's
+    /// id read the same — and so does every unquoted word that is the id of
+    /// an entity it does not fully see.
     fn scrub(&self, message: &str, viewer: &Viewer) -> String {
         let mut out = String::with_capacity(message.len());
-        let mut rest = message;
-        while let Some(start) = rest.find(|c: char| !is_separator(c)) {
-            out.push_str(&rest[..start]);
-            rest = &rest[start..];
-            let end = rest.find(is_separator).unwrap_or(rest.len());
-            let word = &rest[..end];
-            match self.sight_of(word, viewer) {
-                Some(Sight::Known) | None => out.push_str(word),
-                Some(Sight::Alias(a)) => out.push_str(&a),
-                Some(Sight::Unlisted) => out.push('?'),
+        for (i, part) in message.split('"').enumerate() {
+            if i > 0 {
+                out.push('"');
             }
-            rest = &rest[end..];
+            if i % 2 == 1 {
+                match self.sight_of(part, viewer) {
+                    Some(Sight::Known) => out.push_str(part),
+                    Some(Sight::Alias(a)) => out.push_str(&a),
+                    Some(Sight::Unlisted) | None => out.push('?'),
+                }
+                continue;
+            }
+            let mut rest = part;
+            while let Some(start) = rest.find(|c: char| !is_separator(c)) {
+                out.push_str(&rest[..start]);
+                rest = &rest[start..];
+                let end = rest.find(is_separator).unwrap_or(rest.len());
+                let word = &rest[..end];
+                match self.sight_of(word, viewer) {
+                    Some(Sight::Known) | None => out.push_str(word),
+                    Some(Sight::Alias(a)) => out.push_str(&a),
+                    Some(Sight::Unlisted) => out.push('?'),
+                }
+                rest = &rest[end..];
+            }
+            out.push_str(rest);
         }
-        out.push_str(rest);
         out
     }
 }
