@@ -294,15 +294,21 @@ impl<'s> Txn<'s> {
             .map(|c| &mut c.items)
     }
 
+    /// The container component of entity `key`.
+    fn container(&self, key: EntityKey) -> Option<&crate::entity::Container> {
+        self.state
+            .get(key)
+            .and_then(|e| e.components.container.as_ref())
+    }
+
     /// Whether a container is private or hidden, or lies in such a place.
     fn hides(&self, key: EntityKey) -> bool {
-        self.state.get(key).is_some_and(|e| {
-            e.components
-                .container
-                .as_ref()
-                .is_some_and(|c| c.visibility != Visibility::Public)
-                || self.state.within(e) != Within::Table
-        })
+        self.container(key)
+            .is_some_and(|c| c.visibility != Visibility::Public)
+            || self
+                .state
+                .get(key)
+                .is_some_and(|e| self.state.within(e) != Within::Table)
     }
 
     /// Takes the item at `index` out of a container's list.
@@ -324,9 +330,7 @@ impl<'s> Txn<'s> {
     /// (its player saw it) until its next trip into a hidden place.
     fn remembered(&mut self, container: EntityKey, item: &Id) {
         let owner = self
-            .state
-            .get(container)
-            .and_then(|e| e.components.container.as_ref())
+            .container(container)
             .and_then(|c| c.visibility.owner())
             .cloned();
         if let (Some(owner), Some(key)) = (owner, self.state.key(item)) {
@@ -416,11 +420,7 @@ impl<'s> Txn<'s> {
     /// item of a public container (anyone could follow it by its alias) —
     /// in their new order.
     pub(crate) fn trip_shuffled(&mut self, key: EntityKey) {
-        let Some(c) = self
-            .state
-            .get(key)
-            .and_then(|e| e.components.container.as_ref())
-        else {
+        let Some(c) = self.container(key) else {
             return;
         };
         let public = c.visibility == Visibility::Public;
@@ -442,11 +442,7 @@ impl<'s> Txn<'s> {
     /// Sets a container's visibility; hiding its items from anyone who saw
     /// them is a trip for each, in order.
     pub(crate) fn set_visibility(&mut self, key: EntityKey, visibility: Visibility) {
-        let Some(c) = self
-            .state
-            .get(key)
-            .and_then(|e| e.components.container.as_ref())
-        else {
+        let Some(c) = self.container(key) else {
             return;
         };
         if c.visibility == visibility {
