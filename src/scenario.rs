@@ -244,8 +244,7 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
     let raw = room.take_events();
     let events = events_of(&sink);
     check_rejection(obj, &events)?;
-    let state = room.kernel().state();
-    check_view(obj, &events, &|| state.to_value(true))?;
+    check_view(obj, &events, &mut || room.kernel().state().canonical_json())?;
     if let Some(views) = obj.get("views") {
         let views = views
             .as_object()
@@ -261,11 +260,6 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                 ));
             }
             let viewer = Viewer::parse(name);
-            let doc = if checks.contains_key("expect") || checks.contains_key("lengths") {
-                room.observe(&viewer)
-            } else {
-                digipology_kernel::Value::Null
-            };
             let kernel_state = room.kernel().state();
             if let Viewer::Seat(seat) = &viewer {
                 if !kernel_state.seats.contains_key(seat) {
@@ -283,18 +277,22 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                         .flatten()
                 })
                 .collect();
-            check_view(checks, &seen, &|| doc.clone()).map_err(|e| format!("as {name}: {e}"))?;
+            check_view(checks, &seen, &mut || {
+                room.observe(&viewer).to_canonical_json()
+            })
+            .map_err(|e| format!("as {name}: {e}"))?;
         }
     }
     Ok(())
 }
 
 /// `events`, `absent`, `lengths` and `expect` against one view of the
-/// step's events and of the state (built only when a check needs it).
+/// step's events and of the state (its canonical JSON, written only when a
+/// check needs it).
 fn check_view(
     obj: &serde_json::Map<String, Value>,
     events: &[Value],
-    state: &dyn Fn() -> digipology_kernel::Value,
+    state: &mut dyn FnMut() -> String,
 ) -> Result<(), String> {
     if let Some(expected) = obj.get("events") {
         let list = expected.as_array().ok_or("\"events\" must be an array")?;
@@ -307,8 +305,7 @@ fn check_view(
     if !obj.contains_key("lengths") && !obj.contains_key("expect") {
         return Ok(());
     }
-    let state: Value =
-        serde_json::from_str(&state().to_canonical_json()).map_err(|e| e.to_string())?;
+    let state: Value = serde_json::from_str(&state()).map_err(|e| e.to_string())?;
     let state = &state;
     if let Some(lengths) = obj.get("lengths") {
         check_lengths(state, lengths)?;

@@ -525,9 +525,7 @@ fn trips_on_load(state: &mut State) {
             if e.secrecy.trip.is_none() {
                 e.secrecy.trip = Some(Trip { at: 0, n });
                 if let Some(t) = &mut e.components.transform {
-                    let at = place.unwrap_or_default();
-                    t.position = at.position;
-                    t.rotation = at.rotation;
+                    *t = t.placed_at(*place);
                 }
             }
         }

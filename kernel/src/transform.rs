@@ -82,6 +82,19 @@ pub fn quantize(v: f64) -> f64 {
 }
 
 impl Transform {
+    /// This transform put where `place` is (the origin, unturned, when
+    /// there is none): its position and rotation, keeping its own scale —
+    /// where an entity lies after a trip into a hidden place
+    /// (docs/observations.md).
+    pub fn placed_at(self, place: Option<Transform>) -> Transform {
+        let at = place.unwrap_or_default();
+        Transform {
+            position: at.position,
+            rotation: at.rotation,
+            scale: self.scale,
+        }
+    }
+
     /// Parses, validates and canonicalizes a transform given as JSON.
     ///
     /// # Errors

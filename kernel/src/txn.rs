@@ -390,11 +390,7 @@ impl<'s> Txn<'s> {
             let was = std::mem::take(&mut e.secrecy);
             e.secrecy.trip = Some(trip);
             let now = e.components.transform;
-            let moved = now.map(|t| Transform {
-                position: place.map_or(Transform::default().position, |p| p.position),
-                rotation: place.map_or(Transform::default().rotation, |p| p.rotation),
-                scale: t.scale,
-            });
+            let moved = now.map(|t| t.placed_at(place));
             let inside: Option<Vec<Id>> = e
                 .components
                 .container

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{view_hash, Sight, Viewer};
+use super::{Sight, Viewer};
 use crate::canonical::entity_value;
 use crate::entity::{Entity, Visibility};
 use crate::id::Id;
@@ -131,15 +131,6 @@ impl State {
             k.insert("members".into(), as_seen(&z.members));
         }
         v
-    }
-
-    /// The hash a viewer gets in place of the state hash: blake3 of the
-    /// canonical JSON of its projection, without `sequence`.
-    pub fn projected_hash(&self, viewer: &Viewer) -> String {
-        if *viewer == Viewer::Referee {
-            return self.hash();
-        }
-        view_hash(&self.project(viewer))
     }
 
     /// The open prompts addressed to the player in the viewer's seat (an
