@@ -150,14 +150,7 @@ fn a_guard_that_mutates_is_a_guard_mutation_error() {
         "self_flip = game.entity('card'):flip()",
     ] {
         let src = format!("function can_press(player, entity)\n  {body}\n  return true\nend\n");
-        let (mut k, mut host) = global(&src);
-        start(&mut k, &mut host);
-        let err = script_error(
-            &mut k,
-            &mut host,
-            player("p1", "button.press", json!({"entityId": "btn"})),
-            "guard_mutation",
-        );
+        let (_, _, err) = press_fails(&src, "guard_mutation");
         assert_eq!(err["function"], json!("can_press"), "{body}");
         assert_eq!(err["line"], json!(2), "{body}: {err}");
     }
@@ -230,7 +223,7 @@ fn a_handler_reads_its_own_writes() {
 
 #[test]
 fn a_handler_that_changes_three_things_then_errors_leaves_the_hash_unchanged() {
-    let (mut k, mut host) = global(
+    let (k, _, err) = press_fails(
         r#"
         function on_button_pressed(event)
           game.entity("score"):add(7)
@@ -240,12 +233,6 @@ fn a_handler_that_changes_three_things_then_errors_leaves_the_hash_unchanged() {
           error("and then it broke")
         end
     "#,
-    );
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
         "runtime",
     );
     assert_eq!(err["function"], json!("on_button_pressed"));
@@ -261,7 +248,7 @@ fn a_handler_that_changes_three_things_then_errors_leaves_the_hash_unchanged() {
 
 #[test]
 fn a_rejected_subcommand_dooms_the_action_even_when_pcalled() {
-    let (mut k, mut host) = global(
+    let (_, _, err) = press_fails(
         r#"
         function on_button_pressed(event)
           game.entity("score"):add(1)
@@ -269,12 +256,6 @@ fn a_rejected_subcommand_dooms_the_action_even_when_pcalled() {
           storage.caught = ok
         end
     "#,
-    );
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
         "subcommand",
     );
     assert!(
@@ -420,14 +401,7 @@ fn handler_errors_report_their_message_and_line() {
         let src = format!(
             "\nfunction on_button_pressed(event)\n  if event.data.entityId == 'btn' then {body} end\nend\n\nfunction helper()\n  error('deep')\nend\n"
         );
-        let (mut k, mut host) = global(&src);
-        start(&mut k, &mut host);
-        let err = script_error(
-            &mut k,
-            &mut host,
-            player("p1", "button.press", json!({"entityId": "btn"})),
-            "runtime",
-        );
+        let (mut k, mut host, err) = press_fails(&src, "runtime");
         let got = err["message"].as_str().unwrap_or("");
         assert!(got.contains(message), "{body}: message {got:?}");
         assert!(!got.contains("traceback"), "{body}: {got:?}");

@@ -151,7 +151,7 @@ fn a_callback_that_no_longer_exists_is_a_script_error() {
 
 #[test]
 fn a_rolled_back_action_takes_its_prompts_and_timers_with_it() {
-    let (mut k, mut host) = global(
+    let (k, _, _) = press_fails(
         r#"
         function on_button_pressed(event)
           ui:prompt("p1", "Q", {"a"}, {callback = "cb"})
@@ -160,12 +160,6 @@ fn a_rolled_back_action_takes_its_prompts_and_timers_with_it() {
         end
         function cb() end
     "#,
-    );
-    start(&mut k, &mut host);
-    script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
         "runtime",
     );
     let doc: serde_json::Value = serde_json::from_str(&k.state().canonical_json()).expect("state");
@@ -176,12 +170,8 @@ fn a_rolled_back_action_takes_its_prompts_and_timers_with_it() {
 
 #[test]
 fn ui_and_timer_are_unavailable_in_guards() {
-    let (mut k, mut host) = global("function can_press(p, e) timer.after(5, 'x') return true end");
-    start(&mut k, &mut host);
-    script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
+    let (_, _, _) = press_fails(
+        "function can_press(p, e) timer.after(5, 'x') return true end",
         "guard_mutation",
     );
 }

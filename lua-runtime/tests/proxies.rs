@@ -221,14 +221,7 @@ fn storage_refuses_values_without_a_canonical_form() {
         "storage.list = {1,2,3} storage.list[1] = nil",
     ] {
         let src = format!("function on_button_pressed(event)\n{body}\nend\n");
-        let (mut k, mut host) = global(&src);
-        start(&mut k, &mut host);
-        script_error(
-            &mut k,
-            &mut host,
-            player("p1", "button.press", json!({"entityId": "btn"})),
-            "runtime",
-        );
+        let (_, _, _) = press_fails(&src, "runtime");
     }
 }
 
@@ -289,14 +282,7 @@ fn a_proxy_whose_entity_is_gone_errors_clearly() {
         "function on_button_pressed(event)\n  local e = game.entity('card')\n  rawset(e, 0, 0)\n  e:flip()\nend\n",
         "function on_button_pressed(event)\n  local e = game.entity('card')\n  rawset(e, 1, 'card2')\n  e:flip()\nend\n",
     ] {
-        let (mut k, mut host) = global(src);
-        start(&mut k, &mut host);
-        let err = script_error(
-            &mut k,
-            &mut host,
-            player("p1", "button.press", json!({"entityId": "btn"})),
-            "sandbox",
-        );
+        let (_, _, err) = press_fails(src, "sandbox");
         assert!(
             err["message"].as_str().unwrap_or("").contains("rawset cannot change"),
             "{err}"
@@ -387,14 +373,7 @@ fn reading_a_field_of_a_destroyed_entity_errors_at_the_creators_line() {
         let src = format!(
             "function on_button_pressed(event)\n  local t = game.entity('card')\n  t:destroy()\n  local x = {read}\nend\n"
         );
-        let (mut k, mut host) = global(&src);
-        start(&mut k, &mut host);
-        let err = script_error(
-            &mut k,
-            &mut host,
-            player("p1", "button.press", json!({"entityId": "btn"})),
-            "runtime",
-        );
+        let (_, _, err) = press_fails(&src, "runtime");
         assert!(
             err["message"]
                 .as_str()
@@ -409,14 +388,7 @@ fn reading_a_field_of_a_destroyed_entity_errors_at_the_creators_line() {
 #[test]
 fn a_proxy_to_a_destroyed_entity_errors_and_touches_nothing_else() {
     let src = "function on_button_pressed(event)\n  local t = game.entity('card')\n  t:destroy()\n  storage.gone = not t:exists()\n  t:flip()\nend\n";
-    let (mut k, mut host) = global(src);
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
-        "runtime",
-    );
+    let (k, _, err) = press_fails(src, "runtime");
     assert!(
         err["message"]
             .as_str()
@@ -466,14 +438,7 @@ fn move_all_to_issues_the_same_moves_as_a_move_to_loop() {
 fn move_all_to_a_non_container_fails_the_action_and_moves_nothing() {
     let src =
         "function on_button_pressed(event)\n  game.entity('deck'):move_all_to('score')\nend\n";
-    let (mut k, mut host) = global(src);
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
-        "subcommand",
-    );
+    let (k, _, err) = press_fails(src, "subcommand");
     assert_eq!(err["line"], json!(2), "{err}");
     assert_eq!(
         component(&k, "deck", "container")["items"],
@@ -640,14 +605,7 @@ fn get_and_has_on_a_table_posing_as_a_proxy_name_no_entity() {
                 end
             "#
             );
-            let (mut k, mut host) = global(&src);
-            start(&mut k, &mut host);
-            let err = script_error(
-                &mut k,
-                &mut host,
-                player("p1", "button.press", json!({"entityId": "btn"})),
-                "runtime",
-            );
+            let (_, _, err) = press_fails(&src, "runtime");
             let msg = err["message"].as_str().unwrap_or("");
             assert!(
                 msg.contains("no longer exists"),

@@ -243,7 +243,7 @@ fn addresses_do_not_leak_through_tostring_or_format() {
 
 #[test]
 fn a_handler_that_triggers_itself_forever_is_bounded() {
-    let (mut k, mut host) = global(
+    let (mut k, mut host, err) = press_fails(
         r#"
         function on_counter_changed(event)
           game.entity("score"):add(1)
@@ -252,12 +252,6 @@ fn a_handler_that_triggers_itself_forever_is_bounded() {
           if event.data.entityId == "btn" then game.entity("score"):add(1) end
         end
     "#,
-    );
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
         "budget",
     );
     assert!(
@@ -565,16 +559,7 @@ fn one_script_cannot_change_what_another_sees() {
 /// error with pcall and then says yes.
 #[test]
 fn a_guard_mutation_caught_by_pcall_still_fails() {
-    let (mut k, mut host) = global(
-        "function can_press(player, button)\n  pcall(function() game.entity('score'):add(1) end)\n  return true\nend\n",
-    );
-    start(&mut k, &mut host);
-    let err = script_error(
-        &mut k,
-        &mut host,
-        player("p1", "button.press", json!({"entityId": "btn"})),
-        "guard_mutation",
-    );
+    let (mut k, mut host, err) = press_fails("function can_press(player, button)\n  pcall(function() game.entity('score'):add(1) end)\n  return true\nend\n", "guard_mutation");
     assert!(
         err["message"].as_str().unwrap_or("").contains("read-only"),
         "{err}"

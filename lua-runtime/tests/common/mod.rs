@@ -145,6 +145,21 @@ pub fn script_error(k: &mut Kernel, host: &mut LuaHost, action: Value, kind: &st
     ev[1].1.clone()
 }
 
+/// A started room running `src` in one global binding, after p1 pressed
+/// `btn` and the press failed as a script error of `kind`
+/// ([`script_error`]'s checks): the room and the `script.error` data.
+pub fn press_fails(src: &str, kind: &str) -> (Kernel, LuaHost, Value) {
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let err = script_error(
+        &mut k,
+        &mut host,
+        player("p1", "button.press", json!({"entityId": "btn"})),
+        kind,
+    );
+    (k, host, err)
+}
+
 /// Asserts the room still serves: a button press is accepted.
 pub fn still_serving(k: &mut Kernel, host: &mut LuaHost) {
     let out = k.process_json(
