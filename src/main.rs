@@ -76,6 +76,14 @@ struct RunArgs {
     /// (what the player in that seat may see). See docs/observations.md.
     #[arg(long, default_value = "referee")]
     view: String,
+    /// Run the match under this config instead of game.json's `match` (a
+    /// JSON object of the same shape; docs/match.md).
+    #[arg(long = "match")]
+    match_config: Option<PathBuf>,
+    /// Write the `--view` viewer's observation (docs/match.md) after every
+    /// processed action, one JSON object a line ('-' for standard error).
+    #[arg(long)]
+    observations: Option<String>,
     /// Also write a replayable record: each processed action (with its `at`)
     /// and the state hash after it, one JSON object a line.
     #[arg(long)]
@@ -200,6 +208,21 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         .to_owned();
     room.fires_max = args.max_end_fires;
     room.view = viewer(&args.view, &package.seats())?;
+    if let Some(file) = &args.match_config {
+        let config = package::match_config_file(file)?;
+        package::apply_match(&mut room, config, file)?;
+    }
+    if let Some(dest) = &args.observations {
+        let out: Box<dyn Write> = if dest == "-" {
+            Box::new(io::stderr())
+        } else {
+            Box::new(BufWriter::new(File::create(dest).map_err(|e| CliError::Io {
+                path: PathBuf::from(dest),
+                message: e.to_string(),
+            })?))
+        };
+        room.observe_to(room.view.clone(), out);
+    }
     if let Some(path) = &args.record {
         start_record(&mut room, args, path, &game_id)?;
     }
@@ -251,6 +274,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     }
     sink.flush().map_err(io_err)?;
     room.flush_record().map_err(io_err)?;
+    room.flush_observations().map_err(io_err)?;
     write_outputs(&mut room, args, &game_id)?;
     report(&mut room, &args.view);
     Ok(())
@@ -259,6 +283,9 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
 /// The closing line on stderr: actions, rejections, and the state hash —
 /// or, for a seat or a spectator, the hash of its view.
 fn report(room: &mut Room, view_name: &str) {
+    if let Some(result) = room.match_result() {
+        eprintln!("digipology: {result}");
+    }
     match room.view.clone() {
         Viewer::Referee => eprintln!(
             "digipology: {} actions ({} rejected), state hash {}",
@@ -290,6 +317,11 @@ fn start_record(
     })?;
     let mut header = serde_json::json!({"game": args.game.display().to_string(), "seed": args.seed,
             "instructionsMax": args.instructions_max, "memoryMax": args.memory_max});
+    // A room's own match config travels with the record, so a replay
+    // runs the same match.
+    if let (Some(_), Some(m)) = (&args.match_config, room.match_layer()) {
+        header["match"] = m.config.to_json();
+    }
     if args.resume.is_some() {
         header["resume"] = serde_json::from_str(&room.save_json(game_id)).map_err(|e| {
                 CliError::Io {

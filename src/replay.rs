@@ -53,6 +53,11 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
         })
         .unwrap_or_default();
     let mut room = room_for(&header, &package, log)?;
+    // A room's own match config (`run --match`) came with the record.
+    if let Some(m) = header.get("match") {
+        let config = crate::package::match_config_from(m, "match", log).map_err(|e| e.to_string())?;
+        crate::package::apply_match(&mut room, config, log).map_err(|e| e.to_string())?;
+    }
     crate::notices_to_stderr(&mut room);
     room.autofire = false;
     room.track_digests();
@@ -75,6 +80,10 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
         match rec.raw {
             Some(text) => room
                 .submit_line(&crate::jsonl::Line::Bytes(text.into_bytes()), &mut sink)
+                .map_err(|e| e.to_string())?,
+            // A safe default the room committed is replayed as one.
+            None if rec.origin.as_deref() == Some("safe_default") => room
+                .submit_safe_json(action.clone(), &mut sink)
                 .map_err(|e| e.to_string())?,
             None => room
                 .submit_json(action.clone(), &mut sink)
@@ -162,6 +171,8 @@ struct RecordLine<'a> {
     action: Option<&'a serde_json::value::RawValue>,
     #[serde(default)]
     raw: Option<String>,
+    #[serde(default)]
+    origin: Option<String>,
     #[serde(default)]
     hash: String,
     #[serde(default)]

@@ -140,7 +140,7 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     let obj = scenario
         .as_object()
         .ok_or("a scenario must be a JSON object")?;
-    const KEYS: &[&str] = &["name", "seed", "players", "settings", "steps"];
+    const KEYS: &[&str] = &["name", "seed", "players", "settings", "match", "steps"];
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!(
             "unknown scenario key \"{k}\" (allowed: {})",
@@ -155,6 +155,10 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     let mut room =
         crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
     crate::notices_to_stderr(&mut room);
+    if let Some(m) = obj.get("match") {
+        let config = crate::package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
+        crate::package::apply_match(&mut room, config, file).map_err(|e| e.to_string())?;
+    }
     let seats = package.seats();
     let players: Vec<String> = match obj.get("players") {
         None => Vec::new(),
@@ -215,7 +219,16 @@ fn events_of(buf: &[u8]) -> Vec<Value> {
 }
 
 const STEP_KEYS: &[&str] = &[
-    "do", "events", "absent", "reject", "advance", "expect", "lengths", "views", "note",
+    "do",
+    "events",
+    "absent",
+    "reject",
+    "advance",
+    "expect",
+    "lengths",
+    "views",
+    "observations",
+    "note",
 ];
 
 /// What a step may check of one viewer's events and state.
@@ -245,6 +258,9 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
     let events = events_of(&sink);
     check_rejection(obj, &events)?;
     check_view(obj, &events, &mut || room.kernel().state().canonical_json())?;
+    if let Some(obs) = obj.get("observations") {
+        check_observations(room, obs)?;
+    }
     if let Some(views) = obj.get("views") {
         let views = views
             .as_object()
@@ -281,6 +297,37 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
                 room.observe(&viewer).to_canonical_json()
             })
             .map_err(|e| format!("as {name}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `observations`: viewer → {path in its observation → value} (a path
+/// whose value is `null` must be absent or null: what a viewer must not
+/// be shown).
+fn check_observations(room: &mut Room, obs: &Value) -> Result<(), String> {
+    let obs = obs
+        .as_object()
+        .ok_or("\"observations\" must map viewers (a seat id, spectator, referee) to {path: value}")?;
+    for (name, checks) in obs {
+        let checks = checks
+            .as_object()
+            .ok_or_else(|| format!("observations.{name} must map observation paths to values"))?;
+        let viewer = Viewer::parse(name);
+        if let Viewer::Seat(seat) = &viewer {
+            if !room.kernel().state().seats.contains_key(seat) {
+                return Err(format!("observations.{name}: no seat \"{seat}\" in this game"));
+            }
+        }
+        let doc = room.observation(&viewer);
+        for (path, want) in checks {
+            let got = lookup(&doc, path);
+            if !same(&got, want) {
+                return Err(format!(
+                    "observation of {name}, {path}: expected {want}, got {}",
+                    got.unwrap_or(Value::Null)
+                ));
+            }
         }
     }
     Ok(())

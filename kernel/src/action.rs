@@ -348,6 +348,9 @@ macro_rules! action_registry {
             TimerFire => "system.timer_fire", player: Never, script: false, system: true, apply: timer::fire();
             EntityReveal => "entity.reveal", player: Never, script: true, system: true, apply: secrecy::reveal();
             ContainerSetVisibility => "container.set_visibility", player: Never, script: true, system: true, apply: secrecy::set_visibility();
+            MatchFinish => "match.finish", player: Never, script: true, system: true, apply: matches::finish();
+            MatchAbort => "match.abort", player: Never, script: true, system: true, apply: matches::abort();
+            MatchHostEvent => "match.host_event", player: Never, script: false, system: true, apply: matches::host_event();
         }
     };
 }

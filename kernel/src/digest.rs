@@ -31,6 +31,8 @@ pub enum Section {
     Entities,
     /// `kernelVersion`: one leaf.
     KernelVersion,
+    /// `match`: one leaf, present only in a room that runs a match.
+    Match,
     /// `players`: one leaf per player.
     Players,
     /// `prompts`: one leaf per prompt.
@@ -66,6 +68,7 @@ impl Section {
         match self {
             Section::Entities => "entities",
             Section::KernelVersion => "kernelVersion",
+            Section::Match => "match",
             Section::Players => "players",
             Section::Prompts => "prompts",
             Section::Rng => "rng",
@@ -214,7 +217,9 @@ fn keyed_leaf(state: &State, section: Section, key: &str, buf: &mut String) -> O
         Section::Stacks => stack_value(state.stacks.get(key)?).write_canonical(buf),
         Section::Storage => state.storage.get(key)?.write_canonical(buf),
         Section::Timers => state.timers.get(key)?.to_value().write_canonical(buf),
-        Section::Entities | Section::KernelVersion | Section::Rng => return None,
+        Section::Entities | Section::KernelVersion | Section::Rng | Section::Match => {
+            return None
+        }
     }
     buf.push(']');
     Some(leaf_of(buf))
@@ -228,6 +233,10 @@ fn single_leaf(state: &State, section: Section, buf: &mut String) -> Leaf {
     buf.push(',');
     match section {
         Section::Rng => state.rng.to_value().write_canonical(buf),
+        Section::Match => match &state.match_book {
+            Some(m) => m.write_canonical(buf),
+            None => buf.push_str("null"),
+        },
         _ => write_number(f64::from(KERNEL_VERSION), buf),
     }
     buf.push(']');
@@ -247,7 +256,7 @@ fn keys(state: &State, section: Section) -> Vec<Id> {
         Section::Stacks => of(&state.stacks),
         Section::Storage => of(&state.storage),
         Section::Timers => of(&state.timers),
-        Section::Entities | Section::KernelVersion | Section::Rng => Vec::new(),
+        Section::Entities | Section::KernelVersion | Section::Rng | Section::Match => Vec::new(),
     }
 }
 
@@ -271,7 +280,10 @@ fn each_leaf(state: &State, f: &mut dyn FnMut(At<'_>, &Leaf)) {
             f(at, &entity_leaf(e, &mut buf));
         }
     }
-    for section in [Section::KernelVersion, Section::Rng] {
+    for section in [Section::KernelVersion, Section::Match, Section::Rng] {
+        if section == Section::Match && state.match_book.is_none() {
+            continue;
+        }
         let at = At {
             section,
             key: None,
@@ -429,15 +441,41 @@ impl Digests {
                         self.keyed(state, Section::Settings, key);
                     }
                 }
-                Touch::Rng => {
-                    self.rehashed += 1;
-                    let new = single_leaf(state, Section::Rng, &mut self.buf);
-                    let old = self.singles.insert(Section::Rng, new);
-                    self.swap(Section::Rng, None, old, Some(new));
-                }
+                Touch::Rng => self.single(state, Section::Rng),
             }
         }
         self.publish();
+    }
+
+    /// Brings the match bookkeeping's leaf up to date between actions,
+    /// adding its change to the last action's changes (recorded with the
+    /// action it followed).
+    pub(crate) fn update_match(&mut self, state: &State) {
+        self.changes.clear();
+        self.single(state, Section::Match);
+        for sw in std::mem::take(&mut self.changes) {
+            self.public
+                .retain(|c| !(c.section == sw.section && c.key == sw.key));
+            self.public.push(LeafChange {
+                section: sw.section,
+                key: sw.key,
+                digest: sw.new.as_ref().map(short),
+            });
+        }
+        self.public
+            .sort_by(|a, b| (a.section, &a.key).cmp(&(b.section, &b.key)));
+    }
+
+    /// Re-hashes a one-leaf section (`match` may be absent).
+    fn single(&mut self, state: &State, section: Section) {
+        self.rehashed += 1;
+        let new = (section != Section::Match || state.match_book.is_some())
+            .then(|| single_leaf(state, section, &mut self.buf));
+        let old = match new {
+            Some(n) => self.singles.insert(section, n),
+            None => self.singles.remove(&section),
+        };
+        self.swap(section, None, old, new);
     }
 
     fn entity(&mut self, state: &State, k: EntityKey) {

@@ -481,6 +481,27 @@ events! {
         /// The owner seat of a private container.
         owner: Option<Id> => "owner",
     }
+    /// `match.over`: the match ended with these scores (docs/match.md).
+    MatchOver = "match.over" {
+        /// Seat → score.
+        scores: Value => "scores",
+    }
+    /// `match.aborted`: the match ended without a result.
+    MatchAborted = "match.aborted" {
+        /// Why.
+        reason: String => "reason",
+    }
+    /// `match.host_event`: an expiry the room sequenced (delivered to
+    /// `on_host_event`).
+    MatchHostEvent = "match.host_event" {
+        /// `player_time_exhausted`, `decision_expired`,
+        /// `invalid_retries_exhausted` or `phase_deadline`.
+        kind: String => "kind",
+        /// The seat it concerns (null for a phase deadline).
+        seat: Option<Id> => "seat",
+        /// The phase it happened in (null when the game has none).
+        phase: Option<String> => "phase",
+    }
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected = "action.rejected" {
         /// The action's type, when one could be read.

@@ -8,7 +8,7 @@
 //! handler reads its own writes), its events join the queue, and a rejected
 //! one dooms the whole transaction even if the handler ignores the error.
 
-use crate::action::{ActionType, TypeName};
+use crate::action::{Action, ActionType, TypeName};
 use crate::event::{Event, ScriptFailure};
 use crate::payload::Fields;
 use crate::reject::Rejection;
@@ -77,6 +77,13 @@ pub trait ScriptHost {
     /// Asks every guard bound for this question. Guards see the state
     /// read-only.
     fn guard(&mut self, _state: &State, _request: &GuardRequest<'_>) -> Verdict {
+        Verdict::Allow
+    }
+
+    /// Asks the general guard (`can_act(player, action)`) about a player's
+    /// action, before the action's own checks (docs/match.md, Order of
+    /// checks). Read-only like every guard.
+    fn guard_action(&mut self, _state: &State, _player_id: &str, _action: &Action) -> Verdict {
         Verdict::Allow
     }
 

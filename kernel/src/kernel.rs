@@ -146,6 +146,20 @@ impl Kernel {
         }
     }
 
+    /// Replaces the match bookkeeping (docs/match.md) between actions: the
+    /// room's, not a transaction's (a rejected action may still change
+    /// it, like the sequence). Its digest is brought up to date, and the
+    /// change is reported with the last action's changes.
+    pub fn set_match_book(&mut self, book: Option<Value>) {
+        if self.state.match_book == book {
+            return;
+        }
+        self.state.match_book = book;
+        if let Some(d) = &mut self.digests {
+            d.update_match(&self.state);
+        }
+    }
+
     /// Processes one action: consumes a sequence, commits or rolls back.
     pub fn process(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
         let seq = self.next_sequence();
@@ -339,6 +353,18 @@ fn rejection_events(
 fn execute(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Result<(), Failure> {
     let ty = lookup_type(&action.action_type)?;
     check_source(txn.state(), ty, &action.source)?;
+    if let Source::Player { player_id } = &action.source {
+        match host.guard_action(txn.state(), player_id, action) {
+            crate::host::Verdict::Allow => {}
+            crate::host::Verdict::Deny { reason } => {
+                return Err(Failure::Rejected(Rejection::new(
+                    RejectCode::GuardDenied,
+                    reason.unwrap_or_else(|| "can_act refused".into()),
+                )))
+            }
+            crate::host::Verdict::Fail(f) => return Err(Failure::Script(f)),
+        }
+    }
     actions::apply(txn, ty, action, host)?;
     dispatch(txn, host)
 }

@@ -33,6 +33,7 @@ pub const GAME_KEYS: &[&str] = &[
     "prefabs",
     "setup",
     "limits",
+    "match",
 ];
 
 const ENTITY_KEYS: &[&str] = &[

@@ -31,6 +31,9 @@ macro_rules! reject_codes {
 }
 
 reject_codes! {
+    /// The match has a result (`match_over` or `match_aborted`): the room
+    /// accepts no more actions (docs/match.md).
+    MatchOver => "match_over",
     /// The line is not JSON, not an object, or lacks/misshapes
     /// `type`/`source`/`payload`/`actionId`/`at`.
     MalformedAction => "malformed_action",
@@ -51,6 +54,14 @@ reject_codes! {
     /// A field has the right type but a value the action refuses
     /// (an empty id, a non-integer count, a malformed transform, …).
     InvalidValue => "invalid_value",
+    /// The action type is not one of the current phase's tools
+    /// (docs/match.md, Phases).
+    NotInPhase => "not_in_phase",
+    /// The seat's balance of the resource an attempt costs is too low
+    /// (docs/match.md, Metering).
+    ResourceExhausted => "resource_exhausted",
+    /// A `match.*` action in a room that runs no match.
+    NoMatch => "no_match",
     /// `system.game_start` arrived at a sequence other than zero.
     SequenceNotZero => "sequence_not_zero",
     /// `system.player_joined` named a player who is already present.
@@ -127,7 +138,8 @@ reject_codes! {
     TimerExists => "timer_exists",
     /// The payload names a timer that does not exist.
     TimerNotFound => "timer_not_found",
-    /// A creator guard (`can_grab`, `can_flip`, `can_press`, …) said no.
+    /// A creator guard (`can_act`, `can_grab`, `can_flip`, `can_press`, …)
+    /// said no.
     GuardDenied => "guard_denied",
     /// An event cascade exceeded the kernel's depth or subcommand bound.
     CascadeLimit => "cascade_limit",

@@ -39,7 +39,9 @@ const STATE_KEYS: &[&str] = &[
 /// of the first problem.
 pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError> {
     let top = as_object(doc, "state")?;
-    only_keys(top, STATE_KEYS, "state")?;
+    let mut allowed = STATE_KEYS.to_vec();
+    allowed.push("match");
+    only_keys(top, &allowed, "state")?;
     for key in STATE_KEYS {
         if !top.contains_key(*key) {
             return err(
@@ -103,6 +105,14 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
         _ => return err("state.storage", "must be an object of canonical values"),
     }
     state.rng = rng(&top["rng"])?;
+    // The match bookkeeping is the room's (docs/match.md): any canonical
+    // object, checked again by the room that resumes it.
+    if let Some(m) = top.get("match") {
+        match Value::from_json(m) {
+            Ok(v @ Value::Object(_)) => state.match_book = Some(v),
+            _ => return err("state.match", "must be an object of canonical values"),
+        }
+    }
     same_bytes(&state, doc)?;
     consistent(&state)?;
     Ok(state)

@@ -65,6 +65,11 @@ pub struct State {
     pub storage: BTreeMap<String, Value>,
     /// The canonical RNG.
     pub rng: Rng,
+    /// The match's bookkeeping (docs/match.md): phase, clocks, balances,
+    /// participation and result, kept by the room between actions and
+    /// written under `match`; `None` for a room that runs no match (its
+    /// document and hash have no `match` key).
+    pub match_book: Option<Value>,
     /// Derived placement indexes (not canonical).
     pub(crate) spatial: Spatial,
     /// Prefab definitions from `game.json` (package data, not canonical).
@@ -112,6 +117,7 @@ impl State {
             timers: BTreeMap::new(),
             storage: BTreeMap::new(),
             rng: Rng::from_seed(seed),
+            match_book: None,
             spatial: Spatial::default(),
             prefabs: BTreeMap::new(),
             seat_order: Vec::new(),
@@ -433,6 +439,9 @@ impl State {
         top.insert("timers".to_owned(), id_map(&self.timers, Timer::to_value));
         top.insert("storage".to_owned(), Value::Object(self.storage.clone()));
         top.insert("rng".to_owned(), self.rng.to_value());
+        if let Some(m) = &self.match_book {
+            top.insert("match".to_owned(), m.clone());
+        }
         Value::Object(top)
     }
 
@@ -484,6 +493,10 @@ impl State {
         }
         buf.push_str("},\"kernelVersion\":");
         write_number(f64::from(KERNEL_VERSION), &mut buf);
+        if let Some(m) = &self.match_book {
+            buf.push_str(",\"match\":");
+            m.write_canonical(&mut buf);
+        }
         let rest: [(&str, Value); 9] = [
             ("players", id_map(&self.players, player_value)),
             ("prompts", id_map(&self.prompts, Prompt::to_value)),

@@ -57,7 +57,28 @@ impl Value {
         })
     }
 
-    /// The canonical (RFC 8785) serialization.
+    /// The value as JSON (integral numbers within ±2^53 as integers, `-0`
+    /// as `0`).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Number(n) => {
+                let integral = n.fract() == 0.0 && n.abs() <= crate::payload::MAX_SAFE_INTEGER;
+                if integral {
+                    J::from(crate::num::safe_int_to_i64(*n))
+                } else {
+                    serde_json::Number::from_f64(*n).map_or(J::Null, J::Number)
+                }
+            }
+            Value::String(s) => J::String(s.clone()),
+            Value::Array(a) => J::Array(a.iter().map(Value::to_json).collect()),
+            Value::Object(o) => J::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+        }
+    }
+
+    /// The canonical JSON text (RFC 8785).
     pub fn to_canonical_json(&self) -> String {
         let mut out = String::new();
         self.write_canonical(&mut out);

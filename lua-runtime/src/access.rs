@@ -189,6 +189,15 @@ impl Call<'_, '_, '_> {
         to_lua(lua, &Value::Object(self.state().settings.clone()))
     }
 
+    /// `match_book()`: a copy of the match bookkeeping (nil without a
+    /// match).
+    pub fn match_book(&self, lua: &Lua) -> mlua::Result<LuaValue> {
+        match &self.state().match_book {
+            Some(m) => to_lua(lua, m),
+            None => Ok(LuaValue::Nil),
+        }
+    }
+
     /// `sequence()`: the running transaction's sequence.
     pub fn sequence(&self) -> i64 {
         i64::try_from(self.seq).unwrap_or(i64::MAX)

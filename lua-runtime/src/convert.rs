@@ -197,17 +197,5 @@ pub fn to_value_with(v: &LuaValue, resolve: &Resolve<'_>) -> Result<Value, Strin
 
 /// A canonical value as JSON.
 pub fn value_to_json(v: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::Number(n) => serde_json::Number::from_f64(*n).map_or(J::Null, J::Number),
-        Value::String(s) => J::String(s.clone()),
-        Value::Array(a) => J::Array(a.iter().map(value_to_json).collect()),
-        Value::Object(o) => J::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), value_to_json(v)))
-                .collect(),
-        ),
-    }
+    v.to_json()
 }

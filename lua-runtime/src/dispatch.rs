@@ -89,6 +89,9 @@ impl LuaHost {
         if event_type == "game.started" {
             names.insert(0, "on_start");
         }
+        if event_type == "match.host_event" {
+            names = vec!["on_host_event"];
+        }
         let mut list = Vec::new();
         for (i, b) in self.bindings.iter().enumerate() {
             for n in &names {
@@ -253,6 +256,47 @@ impl ScriptHost for LuaHost {
         Verdict::Allow
     }
 
+    fn guard_action(
+        &mut self,
+        state: &State,
+        player_id: &str,
+        action: &digipology_kernel::Action,
+    ) -> Verdict {
+        const NAME: &str = "can_act";
+        let guards = self.guards_for(NAME);
+        if guards.is_empty() {
+            return Verdict::Allow;
+        }
+        let player_name = state.players.get(player_id).and_then(|p| p.name.as_deref());
+        let payload = Value::from_json(&action.payload.to_json()).unwrap_or(Value::Null);
+        for (i, f) in guards.iter() {
+            let b = &self.bindings[*i];
+            if b.entity.is_some() {
+                continue;
+            }
+            let call = &self.act_call;
+            let invoke = || {
+                let name = match player_name {
+                    Some(n) => self.sid(n)?,
+                    None => LuaValue::Nil,
+                };
+                call.call::<Ret>((
+                    f,
+                    self.sid(player_id)?,
+                    name,
+                    self.sid(action.action_type.as_str())?,
+                    to_lua(&self.lua, &payload)?,
+                ))
+                .map(|(answer, reason)| (LuaValue::Boolean(true), answer, reason))
+            };
+            let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
+            if let Some(stop) = self.verdict(b, NAME, answer) {
+                return stop;
+            }
+        }
+        Verdict::Allow
+    }
+
     fn on_event(
         &mut self,
         ctx: &mut ScriptCtx<'_, '_>,
@@ -278,43 +322,65 @@ impl ScriptHost for LuaHost {
 
 impl LuaHost {
     /// The game's own view for a seat (`observe(seat)`) or for spectators
-    /// (`public_view()`, `seat` `None`), from the first global binding that
-    /// defines it (docs/observations.md, A game's own view): run read-only
-    /// under the instruction budget, its answer a canonical value. `None`
-    /// when no script defines it.
+    /// (`public_view()`, `seat` `None`) (docs/observations.md, A game's
+    /// own view): [`LuaHost::query`].
     ///
     /// # Errors
-    /// The function failed, tried to change the game, or answered something
-    /// that is not a canonical value.
+    /// As [`LuaHost::query`].
     pub fn view(
         &mut self,
         state: &State,
         seat: Option<&str>,
     ) -> Option<Result<Value, ScriptFailure>> {
-        let name = if seat.is_some() {
-            "observe"
-        } else {
-            "public_view"
-        };
-        let (index, f) = self.bindings.iter().enumerate().find_map(|(i, b)| {
+        match seat {
+            Some(s) => self.query(state, "observe", &[Value::from(s)]),
+            None => self.query(state, "public_view", &[]),
+        }
+    }
+
+    /// Whether a global binding defines function `name` (the game module's
+    /// optional functions, docs/match.md).
+    pub fn defines(&self, name: &str) -> bool {
+        self.global_function(name).is_some()
+    }
+
+    fn global_function(&self, name: &str) -> Option<(usize, Function)> {
+        self.bindings.iter().enumerate().find_map(|(i, b)| {
             match (&b.entity, b.defs.raw_get::<LuaValue>(name)) {
                 (None, Ok(LuaValue::Function(f))) => Some((i, f)),
                 _ => None,
             }
-        })?;
+        })
+    }
+
+    /// Asks the game a read-only question: calls function `name` of the
+    /// first global binding that defines it with `args`, read-only under
+    /// the instruction budget; its first result as a canonical value
+    /// (`nil` is null). `None` when no global binding defines it.
+    ///
+    /// # Errors
+    /// The function failed, tried to change the game, or answered something
+    /// that is not a canonical value.
+    pub fn query(
+        &mut self,
+        state: &State,
+        name: &str,
+        args: &[Value],
+    ) -> Option<Result<Value, ScriptFailure>> {
+        let (index, f) = self.global_function(name)?;
         self.reset_budget();
         let b = &self.bindings[index];
         let fail = |message: String, kind| self.failure(b, name, (message, None, kind));
-        let arg = match seat.map(|s| self.sid(s)) {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => return Some(Err(fail(e.to_string(), ScriptErrorKind::Runtime))),
-            None => LuaValue::Nil,
-        };
-        let call = &self.view_call;
-        let invoke = || {
-            call.call::<(LuaValue, LuaValue)>((&f, arg))
-                .map(|(ok, v)| (ok, v, LuaValue::Nil))
-        };
+        let mut all = MultiValue::new();
+        all.push_back(LuaValue::Function(f));
+        for a in args {
+            match to_lua(&self.lua, a) {
+                Ok(v) => all.push_back(v),
+                Err(e) => return Some(Err(fail(e.to_string(), ScriptErrorKind::Runtime))),
+            }
+        }
+        let call = &self.query_call;
+        let invoke = || call.call::<crate::host::Answer>(all);
         let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
         Some(match answer {
             Ok(_)

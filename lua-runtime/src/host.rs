@@ -43,12 +43,13 @@ pub struct LuaHost {
     pub(crate) limits: Limits,
     pub(crate) bindings: Vec<Binding>,
     pub(crate) slot: Rc<Slot>,
-    /// The prelude's entry points (`host.lua`): guard, handle, callback,
-    /// view.
+    /// The prelude's entry points (`host.lua`): guard, act, handle,
+    /// callback, query.
     pub(crate) guard_call: Function,
     pub(crate) handle_call: Function,
     pub(crate) callback_call: Function,
-    pub(crate) view_call: Function,
+    pub(crate) query_call: Function,
+    pub(crate) act_call: Function,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,

@@ -13,6 +13,8 @@
 
 pub mod error;
 pub mod jsonl;
+pub mod matches;
+mod matching;
 pub mod package;
 pub mod record;
 pub mod room;

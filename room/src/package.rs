@@ -114,6 +114,18 @@ impl Package {
         })
     }
 
+    /// The match config in `game.json` (`match`), checked; `None` when
+    /// the game runs no match (docs/match.md).
+    ///
+    /// # Errors
+    /// The first problem, with its JSON path.
+    pub fn match_config(&self) -> Result<Option<crate::matches::MatchConfig>, CliError> {
+        match self.json.get("match") {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match_config_from(v, "match", &self.manifest).map(Some),
+        }
+    }
+
     /// Seat ids in manifest order.
     pub fn seats(&self) -> Vec<String> {
         self.json
@@ -355,7 +367,65 @@ pub fn build_room(
 ) -> Result<crate::room::Room, CliError> {
     let state = package.initial_state(seed)?;
     let host = package.script_host(&state, overrides)?;
-    Ok(crate::room::Room::new(state, host))
+    let mut room = crate::room::Room::new(state, host);
+    if let Some(config) = package.match_config()? {
+        apply_match(&mut room, config, &package.manifest)?;
+    }
+    Ok(room)
+}
+
+/// Reads a match config (`path` names where it sits, for errors).
+///
+/// # Errors
+/// The first problem, with its JSON path in `file`.
+pub fn match_config_from(
+    v: &Value,
+    path: &str,
+    file: &Path,
+) -> Result<crate::matches::MatchConfig, CliError> {
+    let types = crate::matches::schema::player_action_types();
+    crate::matches::MatchConfig::from_json(v, path, &types).map_err(|e| CliError::Game {
+        path: file.to_path_buf(),
+        error: digipology_kernel::LoadError {
+            path: e.path,
+            message: e.message,
+        },
+    })
+}
+
+/// Reads a match config file (`run --match FILE`): a JSON object in the
+/// shape of `game.json`'s `match`.
+///
+/// # Errors
+/// An unreadable file, invalid JSON, or a config problem with its path.
+pub fn match_config_file(file: &Path) -> Result<crate::matches::MatchConfig, CliError> {
+    let text = fs::read_to_string(file).map_err(|e| CliError::Io {
+        path: file.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| CliError::Json {
+        path: file.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    match_config_from(&v, "match", file)
+}
+
+/// Runs `room` as a match under `config` (a room's override or the
+/// game's own).
+///
+/// # Errors
+/// A resumed state's match book does not fit.
+pub fn apply_match(
+    room: &mut crate::room::Room,
+    config: crate::matches::MatchConfig,
+    file: &Path,
+) -> Result<(), CliError> {
+    room.set_match(config).map_err(|message| CliError::Io {
+        path: file.to_path_buf(),
+        message,
+    })
 }
 
 /// A save game read from a file (`run --save` wrote it).
@@ -494,6 +564,9 @@ pub fn room_from_save(
             path: save_path.to_path_buf(),
             message,
         })?;
+    if let Some(config) = package.match_config()? {
+        apply_match(&mut room, config, save_path)?;
+    }
     Ok(room)
 }
 

@@ -52,9 +52,18 @@ pub(crate) enum Given<'a> {
 /// Writes one record line (with its newline) for an input the kernel just
 /// processed as sequence `seq`: `{"seq":N,"action":{…}|"raw":"…",
 /// "hash":"…","changed":{path: short digest or null}}`.
-pub(crate) fn write_line(out: &mut String, seq: u64, given: Given<'_>, kernel: &Kernel) {
+pub(crate) fn write_line(
+    out: &mut String,
+    seq: u64,
+    given: Given<'_>,
+    origin: crate::matches::Origin,
+    kernel: &Kernel,
+) {
     out.push_str("{\"seq\":");
     write_u64(seq, out);
+    if origin == crate::matches::Origin::SafeDefault {
+        out.push_str(",\"origin\":\"safe_default\"");
+    }
     match given {
         Given::Typed(action) => {
             out.push_str(",\"action\":");

@@ -61,15 +61,15 @@ pub struct Step {
 
 /// A running room.
 pub struct Room {
-    kernel: Kernel,
+    pub(crate) kernel: Kernel,
     /// One event line at a time is written through this buffer (reused).
     line_buf: String,
     /// Whether every action's events are flushed as it finishes (off while
     /// `run_lines` flushes per batch of input instead).
     flush_each: bool,
-    scripts: Option<Box<LuaHost>>,
+    pub(crate) scripts: Option<Box<LuaHost>>,
     no_scripts: NoScripts,
-    clock: i64,
+    pub(crate) clock: i64,
     due: BTreeSet<(i64, String)>,
     due_of: BTreeMap<String, i64>,
     record: Option<Box<dyn Write>>,
@@ -96,6 +96,13 @@ pub struct Room {
     pub view: Viewer,
     /// Every event since the last [`Room::take_events`], when kept.
     kept_events: Option<Vec<digipology_kernel::Event>>,
+    /// The match layer, when the room runs a match (docs/match.md).
+    pub(crate) matchup: Option<Box<crate::matches::MatchLayer>>,
+    /// Where each processed action's observation goes, and whose
+    /// ([`Room::observe_to`]).
+    pub(crate) observations: Option<(Viewer, Box<dyn Write>)>,
+    /// How the input being processed entered the room.
+    pub(crate) origin: crate::matches::Origin,
 }
 
 impl Room {
@@ -121,6 +128,9 @@ impl Room {
             flush_each: true,
             view: Viewer::Referee,
             kept_events: None,
+            matchup: None,
+            observations: None,
+            origin: crate::matches::Origin::Input,
         }
     }
 
@@ -163,7 +173,7 @@ impl Room {
     }
 
     /// The kernel and the script host, borrowed together.
-    fn parts(&mut self) -> (&mut Kernel, &mut dyn ScriptHost) {
+    pub(crate) fn parts(&mut self) -> (&mut Kernel, &mut dyn ScriptHost) {
         match &mut self.scripts {
             Some(h) => (&mut self.kernel, h.as_mut()),
             None => (&mut self.kernel, &mut self.no_scripts),
@@ -240,7 +250,7 @@ impl Room {
         std::mem::take(&mut self.notices)
     }
 
-    fn notice(&mut self, line: &str) {
+    pub(crate) fn notice(&mut self, line: &str) {
         match &mut self.notice_hook {
             Some(hook) => hook(line),
             None if self.notices.len() < 10_000 => self.notices.push(line.to_owned()),
@@ -256,6 +266,10 @@ impl Room {
     /// The kernel (state, hash).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+
+    pub(crate) fn kernel_mut(&mut self) -> &mut Kernel {
+        &mut self.kernel
     }
 
     /// What `viewer` sees of the room now (docs/observations.md): the
@@ -308,7 +322,7 @@ impl Room {
 
     /// Writes an outcome's events, then keeps it in the history and the
     /// record when those are on (`given` is `None` only when both are off).
-    fn finish(
+    pub(crate) fn finish(
         &mut self,
         out: Outcome,
         given: Option<Given<'_>>,
@@ -360,9 +374,17 @@ impl Room {
         if let (Some(given), Some(rec)) = (given, &mut self.record) {
             let mut line = std::mem::take(&mut self.record_buf);
             line.clear();
-            record::write_line(&mut line, out.seq, given, &self.kernel);
+            record::write_line(&mut line, out.seq, given, self.origin, &self.kernel);
             let written = rec.write_all(line.as_bytes()).map_err(record::failed);
             self.record_buf = line;
+            written?;
+        }
+        if let Some((viewer, mut out)) = self.observations.take() {
+            let doc = self.observation(&viewer);
+            let written = out
+                .write_all(doc.to_string().as_bytes())
+                .and_then(|()| out.write_all(b"\n"));
+            self.observations = Some((viewer, out));
             written?;
         }
         // Every action's events (and record line) leave the process before
@@ -422,6 +444,9 @@ impl Room {
                 }
             }
         }
+        if self.matchup.is_some() {
+            return self.submit_match_json(action, events);
+        }
         let (kernel, host) = self.parts();
         let out = kernel.process_json(&action, host);
         self.finish(out, Some(Given::Json(&action)), events)
@@ -430,7 +455,11 @@ impl Room {
     /// Brings the room clock to an action's `at` (a later one fires the
     /// timers due before it first). Whether the action has no `at` and
     /// takes the clock's.
-    fn reach(&mut self, at: Option<i64>, events: &mut dyn Write) -> std::io::Result<bool> {
+    pub(crate) fn reach(
+        &mut self,
+        at: Option<i64>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<bool> {
         let Some(at) = at else {
             return Ok(true);
         };
@@ -448,6 +477,12 @@ impl Room {
     fn submit_action(&mut self, mut action: Action, events: &mut dyn Write) -> std::io::Result<()> {
         if self.reach(action.at, events)? {
             action.at = Some(self.clock);
+        }
+        if self.matchup.is_some() {
+            let mut text = String::new();
+            action.write_json(&mut text);
+            let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+            return self.submit_match_json(json, events);
         }
         let (kernel, host) = self.parts();
         let out = kernel.process(&action, host);
@@ -476,13 +511,31 @@ impl Room {
     /// Writing events or the record failed.
     pub fn fire_due(&mut self, before: Option<i64>, events: &mut dyn Write) -> std::io::Result<()> {
         let mut fired = 0u64;
-        while let Some((due, id)) = self.due.first().cloned() {
+        loop {
+            // A match that has ended fires nothing more.
+            if self.matchup.as_ref().is_some_and(|m| m.is_over()) {
+                break;
+            }
+            let timer = self.due.first().cloned();
+            let expiry = self.matchup.as_ref().and_then(|m| m.next_expiry());
+            // At the same time, the match's clocks come before the game's
+            // timers (docs/match.md, Time).
+            let take_expiry = match (&timer, &expiry) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some((due, _)), Some(e)) => e.at <= *due,
+            };
+            let due = match (take_expiry, &timer, &expiry) {
+                (true, _, Some(e)) => e.at,
+                (false, Some((due, _)), _) => *due,
+                _ => break,
+            };
             if before.is_some_and(|b| due >= b) {
                 break;
             }
             if fired >= self.fires_max {
                 let line = format!(
-                    "digipology: stopped after {fired} timer fires {} ({} still pending)",
+                    "digipology: stopped after {fired} timer fires and expiries {} ({} timers still pending)",
                     if before.is_none() {
                         "at the end of the input"
                     } else {
@@ -494,9 +547,14 @@ impl Room {
                 break;
             }
             fired += 1;
+            self.clock = self.clock.max(due);
+            if let (true, Some(e)) = (take_expiry, expiry) {
+                self.fire_expiry(e, events)?;
+                continue;
+            }
+            let Some((due, id)) = timer else { break };
             self.due.remove(&(due, id.clone()));
             self.due_of.remove(&id);
-            self.clock = self.clock.max(due);
             let action = json!({"type": "system.timer_fire", "source": {"kind": "system"},
                                 "payload": {"timerId": id}, "at": due});
             self.submit_json(action, events)?;
@@ -552,7 +610,24 @@ impl Room {
     /// # Errors
     /// Writing events failed.
     pub fn start(&mut self, events: &mut dyn Write) -> std::io::Result<()> {
-        self.submit_json(system("system.game_start", json!({})), events)
+        // A match's rules (docs/match.md) join the manifest's settings.
+        let rules = self
+            .matchup
+            .as_ref()
+            .map(|m| m.config.rules.clone())
+            .unwrap_or_default();
+        if rules.is_empty() {
+            return self.submit_json(system("system.game_start", json!({})), events);
+        }
+        let mut settings: serde_json::Map<String, Value> = self
+            .kernel
+            .state()
+            .settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect();
+        settings.extend(rules);
+        self.start_with(Value::Object(settings), events)
     }
 
     /// `system.game_start` with these settings instead of the manifest's.
@@ -627,6 +702,10 @@ impl Room {
         let mut first = true;
         while let Some(line) = lines.next_line()? {
             self.run_line(line, &mut first, lines, before_first, events)?;
+            // A match with a result reads no more input (docs/match.md).
+            if self.is_over() {
+                break;
+            }
             // No complete line is ready: the next read may wait for the
             // input, so everything so far leaves now.
             if !lines.line_ready() {
@@ -692,7 +771,7 @@ fn input_of(given: Given<'_>) -> Input {
     }
 }
 
-fn system(action_type: &str, payload: Value) -> Value {
+pub(crate) fn system(action_type: &str, payload: Value) -> Value {
     json!({"type": action_type, "source": {"kind": "system"}, "payload": payload})
 }
 

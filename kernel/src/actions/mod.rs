@@ -9,6 +9,7 @@ pub(crate) mod deck;
 pub(crate) mod die;
 pub(crate) mod entity;
 pub(crate) mod lifecycle;
+pub(crate) mod matches;
 pub(crate) mod prompt;
 pub(crate) mod secrecy;
 pub(crate) mod snap;

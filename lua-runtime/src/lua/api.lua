@@ -404,6 +404,39 @@ function game.create_stack(id, items)
   return stack_proxy(id)
 end
 
+----------------------------------------------------------------------------
+-- match: the match contract (docs/match.md)
+----------------------------------------------------------------------------
+
+local MATCH = {}
+
+-- Ends the match with scores (seat -> number); takes effect when the
+-- action commits.
+function MATCH.finish(opts)
+  if type(opts) ~= "table" or type(opts.scores) ~= "table" then
+    error("match.finish expects {scores = {seat = number, ...}}", 2)
+  end
+  submit("match.finish", { scores = opts.scores })
+end
+
+-- Ends the match without a result.
+function MATCH.abort(reason)
+  if type(reason) ~= "string" then error("match.abort expects a reason (a string)", 2) end
+  submit("match.abort", { reason = reason })
+end
+
+-- A copy of the match's bookkeeping (phase, clocks, balances, result), or
+-- nil in a room that runs no match.
+function MATCH.info() return N.match_book() end
+
+-- The phase the room tracks (nil without a match or phases).
+function MATCH.phase()
+  local m = N.match_book()
+  return m and m.phase
+end
+
+local MATCH_PROXY = readonly("match", MATCH)
+
 local GAME_FIELDS = {
   settings = function() return N.settings() end,
   sequence = function() return N.sequence() end,

@@ -12,7 +12,7 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, handle, callback, view, selftest.
+-- guard, act, handle, callback, query, selftest.
 local P = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
@@ -32,6 +32,7 @@ function P.new_env(spec)
     utf8 = readonly("utf8", SAFE_UTF8),
     coroutine = readonly("coroutine", SAFE_COROUTINE),
     game = GAME,
+    match = MATCH_PROXY,
     random = random,
     storage = storage_node(script_id, {}),
     ui = make_ui(spec),
@@ -184,6 +185,10 @@ function P.handle(f, event_type, seq, action_id, n, ...)
   else data = fill({ [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }, select(9, ...))
   end
   local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(data) }
+  if event_type == "match.host_event" then
+    -- on_host_event(event): event = {type, seat, phase} (docs/match.md).
+    ev.type, ev.seat, ev.phase = data.kind, data.seat, data.phase
+  end
   if action_id == nil then raw_setmetatable(ev, EVENT_MT) end
   local ok, a, b = raw_xpcall(f, located, ev)
   if ok then return true, a, b end
@@ -204,11 +209,20 @@ end
 
 -- A game's view of the table for one seat (`observe(seat)`) or for
 -- spectators (`public_view()`), run read-only like a guard.
-function P.view(f, seat)
-  local ok, a = raw_xpcall(f, located, seat)
-  if ok then return true, a end
+-- A read-only question to the game (`observe`, `current_phase`,
+-- `participation`, `safe_default`, `score`, …): its first two results.
+function P.query(f, ...)
+  local ok, a, b = raw_xpcall(f, located, ...)
+  if ok then return true, a, b end
   if type(a) == "string" then return false, a end
   error(a, 0)
+end
+
+-- The general guard: `can_act(player, action)`, the action a fresh table
+-- `{type, payload}` each guard may keep or change without effect.
+function P.act(f, player_id, player_name, action_type, payload)
+  local p = player_proxy(player_id, player_name)
+  return f(p, { type = action_type, payload = own(payload, 1) })
 end
 
 -- Checks the deterministic build: string keys must iterate in the order

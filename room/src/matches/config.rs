@@ -1,0 +1,435 @@
+//! The match config (docs/match.md, The manifest): `game.json`'s `match`
+//! object, or a room's override (`run --match FILE`), read into a checked
+//! form. Every problem names its JSON path (`match.timing.decisionLimitMs`)
+//! so `check` can point at the line.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+/// Who may see a clock or a balance besides its seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visibility {
+    /// Only its own seat (and the referee).
+    Private,
+    /// Every viewer, spectators included.
+    Public,
+}
+
+impl Visibility {
+    fn name(self) -> &'static str {
+        match self {
+            Visibility::Private => "private",
+            Visibility::Public => "public",
+        }
+    }
+}
+
+/// How a phase closes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Closure {
+    /// When the game says it is ready (`is_ready()`), or at the deadline.
+    ReadyOrDeadline,
+    /// Only at the deadline.
+    Deadline,
+}
+
+/// When a resource's balance goes back to its amount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reset {
+    /// Never: one allowance for the whole match.
+    Match,
+    /// At each new phase.
+    Phase,
+    /// At each new decision of the seat.
+    Decision,
+}
+
+/// A phase's deadline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseLimit {
+    /// Milliseconds from the phase's start.
+    pub ms: i64,
+    /// How it closes.
+    pub closure: Closure,
+}
+
+/// A named per-seat allowance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resource {
+    /// The starting (and reset) balance.
+    pub amount: i64,
+    /// When it resets.
+    pub reset: Reset,
+    /// Who sees it.
+    pub visibility: Visibility,
+}
+
+/// What an attempt costs, and from which resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Charge {
+    /// The resource.
+    pub resource: String,
+    /// The cost (≥ 0).
+    pub cost: i64,
+}
+
+/// The checked match config.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchConfig {
+    /// A seat's total acting time (`None`: unlimited).
+    pub player_total_ms: Option<i64>,
+    /// One decision's limit (`None`: unlimited).
+    pub decision_limit_ms: Option<i64>,
+    /// Phase deadlines by phase name.
+    pub phase_limits: BTreeMap<String, PhaseLimit>,
+    /// Who sees the clocks.
+    pub clock_visibility: Visibility,
+    /// Resources by name.
+    pub resources: BTreeMap<String, Resource>,
+    /// The charge for every schema-valid attempt.
+    pub action: Option<Charge>,
+    /// The extra charge for a game-rejected attempt.
+    pub invalid_action: Option<Charge>,
+    /// Sensing tools by name, with what a call costs.
+    pub sensing: BTreeMap<String, Charge>,
+    /// Legal action types by phase (`None`: every phase allows every type).
+    pub phases: Option<BTreeMap<String, Vec<String>>>,
+    /// Flat values merged into the settings at game start.
+    pub rules: Map<String, Value>,
+}
+
+/// A problem in a match config: the JSON path and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Where (`match.timing.decisionLimitMs`).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+type Checked<T> = Result<T, ConfigError>;
+
+fn bad<T>(path: &str, message: impl Into<String>) -> Checked<T> {
+    Err(ConfigError {
+        path: path.to_owned(),
+        message: message.into(),
+    })
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Checked<&'a Map<String, Value>> {
+    match v {
+        Value::Object(m) => Ok(m),
+        _ => bad(path, "must be an object"),
+    }
+}
+
+fn only(m: &Map<String, Value>, keys: &[&str], path: &str) -> Checked<()> {
+    for k in m.keys() {
+        if !keys.contains(&k.as_str()) {
+            return bad(
+                &format!("{path}.{k}"),
+                format!("unknown key (allowed: {})", keys.join(", ")),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The longest a clock, limit or deadline may be: about 31 years.
+const MS_MAX: i64 = 1_000_000_000_000;
+/// The most a balance or cost may be.
+const AMOUNT_MAX: i64 = 1_000_000_000;
+/// The most phases, resources or sensing tools a config may name.
+const NAMES_MAX: usize = 64;
+
+fn int_in(v: &Value, path: &str, min: i64, max: i64) -> Checked<i64> {
+    match v.as_i64() {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        _ => bad(path, format!("must be an integer from {min} to {max}")),
+    }
+}
+
+fn ms_or_null(m: &Map<String, Value>, key: &str, path: &str) -> Checked<Option<i64>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => int_in(v, &format!("{path}.{key}"), 1, MS_MAX).map(Some),
+    }
+}
+
+fn visibility(v: Option<&Value>, path: &str) -> Checked<Visibility> {
+    match v.and_then(Value::as_str) {
+        None if v.is_none() => Ok(Visibility::Private),
+        Some("private") => Ok(Visibility::Private),
+        Some("public") => Ok(Visibility::Public),
+        _ => bad(path, "must be \"private\" or \"public\""),
+    }
+}
+
+fn name_ok(name: &str, path: &str) -> Checked<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        bad(
+            path,
+            "a name must be 1 to 64 letters, digits, '_' or '-'",
+        )
+    }
+}
+
+fn limited<'a>(m: &'a Map<String, Value>, path: &str) -> Checked<&'a Map<String, Value>> {
+    if m.len() > NAMES_MAX {
+        return bad(path, format!("at most {NAMES_MAX} names"));
+    }
+    for k in m.keys() {
+        name_ok(k, &format!("{path}.{k}"))?;
+    }
+    Ok(m)
+}
+
+impl MatchConfig {
+    /// Reads and checks a `match` object. `action_types` are the action
+    /// types a seat may submit (phases may name only those); `path` is
+    /// where the object sits (`match`).
+    ///
+    /// # Errors
+    /// The first problem, with its path.
+    pub fn from_json(v: &Value, path: &str, action_types: &[&str]) -> Checked<MatchConfig> {
+        let top = object(v, path)?;
+        only(
+            top,
+            &["timing", "resources", "metering", "phases", "rules", "sensing"],
+            path,
+        )?;
+        let null = Value::Object(Map::new());
+        let tpath = format!("{path}.timing");
+        let timing = object(top.get("timing").unwrap_or(&null), &tpath)?;
+        only(
+            timing,
+            &[
+                "playerTotalMs",
+                "decisionLimitMs",
+                "phaseLimits",
+                "clockVisibility",
+            ],
+            &tpath,
+        )?;
+        let mut phase_limits = BTreeMap::new();
+        let lpath = format!("{tpath}.phaseLimits");
+        for (name, limit) in limited(object(timing.get("phaseLimits").unwrap_or(&null), &lpath)?, &lpath)? {
+            let p = format!("{lpath}.{name}");
+            let l = object(limit, &p)?;
+            only(l, &["ms", "closure"], &p)?;
+            let ms = int_in(l.get("ms").unwrap_or(&Value::Null), &format!("{p}.ms"), 1, MS_MAX)?;
+            let closure = match l.get("closure").and_then(Value::as_str) {
+                Some("ready_or_deadline") => Closure::ReadyOrDeadline,
+                Some("deadline") => Closure::Deadline,
+                _ => {
+                    return bad(
+                        &format!("{p}.closure"),
+                        "must be \"ready_or_deadline\" or \"deadline\"",
+                    )
+                }
+            };
+            phase_limits.insert(name.clone(), PhaseLimit { ms, closure });
+        }
+        let mut resources = BTreeMap::new();
+        let rpath = format!("{path}.resources");
+        for (name, r) in limited(object(top.get("resources").unwrap_or(&null), &rpath)?, &rpath)? {
+            let p = format!("{rpath}.{name}");
+            let o = object(r, &p)?;
+            only(o, &["amount", "reset", "visibility"], &p)?;
+            let amount = int_in(
+                o.get("amount").unwrap_or(&Value::Null),
+                &format!("{p}.amount"),
+                0,
+                AMOUNT_MAX,
+            )?;
+            let reset = match o.get("reset").and_then(Value::as_str) {
+                Some("match") => Reset::Match,
+                Some("phase") => Reset::Phase,
+                Some("decision") => Reset::Decision,
+                _ => {
+                    return bad(
+                        &format!("{p}.reset"),
+                        "must be \"match\", \"phase\" or \"decision\"",
+                    )
+                }
+            };
+            let visibility = visibility(o.get("visibility"), &format!("{p}.visibility"))?;
+            resources.insert(
+                name.clone(),
+                Resource {
+                    amount,
+                    reset,
+                    visibility,
+                },
+            );
+        }
+        let charge = |v: Option<&Value>, p: &str| -> Checked<Option<Charge>> {
+            let Some(v) = v else { return Ok(None) };
+            if v.is_null() {
+                return Ok(None);
+            }
+            let o = object(v, p)?;
+            only(o, &["resource", "cost"], p)?;
+            let resource = match o.get("resource").and_then(Value::as_str) {
+                Some(r) if resources.contains_key(r) => r.to_owned(),
+                _ => {
+                    return bad(
+                        &format!("{p}.resource"),
+                        "must name a resource declared under match.resources",
+                    )
+                }
+            };
+            let cost = int_in(
+                o.get("cost").unwrap_or(&Value::Null),
+                &format!("{p}.cost"),
+                0,
+                AMOUNT_MAX,
+            )?;
+            Ok(Some(Charge { resource, cost }))
+        };
+        let mpath = format!("{path}.metering");
+        let metering = object(top.get("metering").unwrap_or(&null), &mpath)?;
+        only(metering, &["action", "invalidAction"], &mpath)?;
+        let action = charge(metering.get("action"), &format!("{mpath}.action"))?;
+        let invalid_action = charge(
+            metering.get("invalidAction"),
+            &format!("{mpath}.invalidAction"),
+        )?;
+        let mut sensing = BTreeMap::new();
+        let spath = format!("{path}.sensing");
+        for (name, s) in limited(object(top.get("sensing").unwrap_or(&null), &spath)?, &spath)? {
+            let p = format!("{spath}.{name}");
+            match charge(Some(s), &p)? {
+                Some(c) => sensing.insert(name.clone(), c),
+                None => return bad(&p, "must be {resource, cost}"),
+            };
+        }
+        let phases = match top.get("phases") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let ppath = format!("{path}.phases");
+                let mut out = BTreeMap::new();
+                for (name, tools) in limited(object(v, &ppath)?, &ppath)? {
+                    let p = format!("{ppath}.{name}");
+                    let Some(list) = tools.as_array() else {
+                        return bad(&p, "must be a list of action types");
+                    };
+                    let mut types = Vec::new();
+                    for (i, t) in list.iter().enumerate() {
+                        match t.as_str() {
+                            Some(t) if action_types.contains(&t) => types.push(t.to_owned()),
+                            _ => {
+                                return bad(
+                                    &format!("{p}[{i}]"),
+                                    format!(
+                                        "must be an action type a seat may submit ({})",
+                                        action_types.join(", ")
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                    out.insert(name.clone(), types);
+                }
+                Some(out)
+            }
+        };
+        for name in phase_limits.keys() {
+            if phases.as_ref().is_some_and(|p| !p.contains_key(name)) {
+                return bad(
+                    &format!("{lpath}.{name}"),
+                    "names a phase that match.phases does not list",
+                );
+            }
+        }
+        let rules = match top.get("rules") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => {
+                for (k, v) in m {
+                    if !(v.is_boolean() || v.is_number() || v.is_string()) {
+                        return bad(
+                            &format!("{path}.rules.{k}"),
+                            "rules are flat: a boolean, number or string",
+                        );
+                    }
+                }
+                m.clone()
+            }
+            Some(_) => return bad(&format!("{path}.rules"), "must be an object"),
+        };
+        Ok(MatchConfig {
+            player_total_ms: ms_or_null(timing, "playerTotalMs", &tpath)?,
+            decision_limit_ms: ms_or_null(timing, "decisionLimitMs", &tpath)?,
+            phase_limits,
+            clock_visibility: visibility(
+                timing.get("clockVisibility"),
+                &format!("{tpath}.clockVisibility"),
+            )?,
+            resources,
+            action,
+            invalid_action,
+            sensing,
+            phases,
+            rules,
+        })
+    }
+
+    /// The config as JSON, in the manifest's shape (what a record header
+    /// keeps and `digipology manifest` prints).
+    pub fn to_json(&self) -> Value {
+        let charge = |c: &Option<Charge>| match c {
+            Some(c) => json!({"resource": c.resource, "cost": c.cost}),
+            None => Value::Null,
+        };
+        json!({
+            "timing": {
+                "playerTotalMs": self.player_total_ms,
+                "decisionLimitMs": self.decision_limit_ms,
+                "phaseLimits": self.phase_limits.iter().map(|(k, l)| (k.clone(), json!({
+                    "ms": l.ms,
+                    "closure": match l.closure {
+                        Closure::ReadyOrDeadline => "ready_or_deadline",
+                        Closure::Deadline => "deadline",
+                    },
+                }))).collect::<Map<_, _>>(),
+                "clockVisibility": self.clock_visibility.name(),
+            },
+            "resources": self.resources.iter().map(|(k, r)| (k.clone(), json!({
+                "amount": r.amount,
+                "reset": match r.reset { Reset::Match => "match", Reset::Phase => "phase", Reset::Decision => "decision" },
+                "visibility": r.visibility.name(),
+            }))).collect::<Map<_, _>>(),
+            "metering": {"action": charge(&self.action), "invalidAction": charge(&self.invalid_action)},
+            "sensing": self.sensing.iter().map(|(k, c)| (k.clone(), charge(&Some(c.clone())))).collect::<Map<_, _>>(),
+            "phases": self.phases,
+            "rules": self.rules,
+        })
+    }
+
+    /// The phase names the config knows (phases, then phase limits).
+    pub fn phase_allows(&self, phase: Option<&str>, action_type: &str) -> bool {
+        match (&self.phases, phase) {
+            (None, _) => true,
+            (Some(p), Some(name)) => p
+                .get(name)
+                .is_some_and(|types| types.iter().any(|t| t == action_type)),
+            // Phases are declared but the game names none now: no tool is
+            // restricted until it does.
+            (Some(_), None) => true,
+        }
+    }
+}

@@ -1,0 +1,647 @@
+//! The match layer (docs/match.md): seed 004's game contract over a room —
+//! phases and their tools, participation, clocks (a seat's total, one
+//! decision, a phase's deadline), resource balances with their resets,
+//! metering, safe defaults, host events and the result.
+//!
+//! Time is data: the layer reads the room clock (each action's `at`) and
+//! never a real clock. What it keeps (the "book") is canonical and goes
+//! into the state under `match` after every action, so the state hash
+//! covers it; everything it decides follows from the ordered stream, so a
+//! replay of the record rebuilds it exactly.
+
+pub mod config;
+pub mod observation;
+pub mod schema;
+
+use std::collections::BTreeMap;
+
+use digipology_kernel::{EventKind, State};
+use digipology_lua::LuaHost;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use config::{Closure, ConfigError, MatchConfig, Reset, Visibility};
+
+/// Where a seat stands in the match (seed 004: participation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Participation {
+    /// Expected to act: its clocks run.
+    Acting,
+    /// Not expected to act now (it may still use sensing tools).
+    Waiting,
+    /// Done for this match (not a match result).
+    Finished,
+}
+
+impl Participation {
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Participation::Acting => "acting",
+            Participation::Waiting => "waiting",
+            Participation::Finished => "finished",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Participation> {
+        match s {
+            "acting" => Some(Participation::Acting),
+            "waiting" => Some(Participation::Waiting),
+            "finished" => Some(Participation::Finished),
+            _ => None,
+        }
+    }
+}
+
+/// The match's result, once it has one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum MatchResult {
+    /// Ended with scores.
+    MatchOver {
+        /// Seat → score (numbers as JSON writes them: `1`, not `1.0`).
+        scores: BTreeMap<String, Value>,
+    },
+    /// Ended without a result.
+    MatchAborted {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One seat's bookkeeping.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatBook {
+    /// Where it stands.
+    pub participation: Participation,
+    /// Its total clock left as of `runningSince` (or now, when stopped);
+    /// `None`: unlimited.
+    pub clock_ms: Option<i64>,
+    /// Since when its total clock runs (it is acting).
+    pub running_since: Option<i64>,
+    /// Its total clock ran out (raised once).
+    pub time_exhausted: bool,
+    /// Since when its current decision runs.
+    pub decision_since: Option<i64>,
+    /// Resource balances by name.
+    pub balances: BTreeMap<String, i64>,
+}
+
+/// The match's bookkeeping: canonical, under the state's `match` key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Book {
+    /// The phase the game is in (`current_phase()`), if it names one.
+    pub phase: Option<String>,
+    /// When the current phase began.
+    pub phase_since: i64,
+    /// How many phases have begun (a phase that closes and goes on under
+    /// the same name is a new one).
+    pub phases_begun: u64,
+    /// The result, once there is one.
+    pub result: Option<MatchResult>,
+    /// Seats by id.
+    pub seats: BTreeMap<String, SeatBook>,
+}
+
+/// A host event (seed 004: trusted expiry) the room sequences.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Expiry {
+    /// When it is due.
+    pub at: i64,
+    /// Its order among expiries due at the same time.
+    pub rank: u8,
+    /// The seat's place in seat order (0 for a phase deadline).
+    pub seat_index: usize,
+    /// `player_time_exhausted`, `decision_expired` or `phase_deadline`.
+    pub kind: &'static str,
+    /// The seat, if any.
+    pub seat: Option<String>,
+}
+
+/// How an input entered the room: the origin decides what the match layer
+/// checks and charges (docs/match.md, Order of checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// From the input (a player, a host, a test).
+    Input,
+    /// A safe default the room committed for a seat: not checked against
+    /// the phase, not metered.
+    SafeDefault,
+}
+
+/// The match layer of a room.
+#[derive(Clone, Debug)]
+pub struct MatchLayer {
+    /// The config it runs under.
+    pub config: MatchConfig,
+    /// Its bookkeeping.
+    pub book: Book,
+    /// Seat ids in the game's order.
+    pub seat_order: Vec<String>,
+}
+
+/// What the layer wants done after an action (when the room runs its own
+/// follow-ups, i.e. not while replaying a record).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FollowUp {
+    /// Raise a host event.
+    HostEvent {
+        /// Its kind.
+        kind: &'static str,
+        /// The seat.
+        seat: Option<String>,
+    },
+    /// Commit the seat's safe default.
+    SafeDefault(String),
+    /// End the match with these scores (`is_terminal()` said so).
+    Finish(Value),
+}
+
+impl MatchLayer {
+    /// A layer for a room whose state lists the seats, all balances full,
+    /// no phase yet, every seat waiting until the game starts.
+    pub fn new(config: MatchConfig, state: &State) -> MatchLayer {
+        let seat_order: Vec<String> = if state.seat_order.is_empty() {
+            state.seats.keys().map(ToString::to_string).collect()
+        } else {
+            state.seat_order.iter().map(ToString::to_string).collect()
+        };
+        let seats = seat_order
+            .iter()
+            .map(|s| {
+                (
+                    s.clone(),
+                    SeatBook {
+                        participation: Participation::Waiting,
+                        clock_ms: config.player_total_ms,
+                        running_since: None,
+                        time_exhausted: false,
+                        decision_since: None,
+                        balances: config
+                            .resources
+                            .iter()
+                            .map(|(k, r)| (k.clone(), r.amount))
+                            .collect(),
+                    },
+                )
+            })
+            .collect();
+        MatchLayer {
+            config,
+            book: Book {
+                phase: None,
+                phase_since: 0,
+                phases_begun: 0,
+                result: None,
+                seats,
+            },
+            seat_order,
+        }
+    }
+
+    /// The book as the canonical value the state keeps.
+    pub fn book_value(&self) -> digipology_kernel::Value {
+        let json = serde_json::to_value(&self.book).unwrap_or(Value::Null);
+        digipology_kernel::Value::from_json(&json).unwrap_or(digipology_kernel::Value::Null)
+    }
+
+    /// Takes the book back from a resumed state.
+    ///
+    /// # Errors
+    /// The state's `match` is not a book this layer wrote.
+    pub fn restore(&mut self, value: &digipology_kernel::Value) -> Result<(), String> {
+        let book: Book = serde_json::from_value(value.to_json())
+            .map_err(|e| format!("state.match is not a match book: {e}"))?;
+        self.book = book;
+        Ok(())
+    }
+
+    /// Whether the match has ended.
+    pub fn is_over(&self) -> bool {
+        self.book.result.is_some()
+    }
+
+    /// The seat a player sits in.
+    pub fn seat_of<'s>(state: &'s State, player: &str) -> Option<&'s str> {
+        state.seat_of(player).map(|s| &**s)
+    }
+
+    /// A seat's balance of `resource` (0 when it has none).
+    pub fn balance(&self, seat: &str, resource: &str) -> i64 {
+        self.book
+            .seats
+            .get(seat)
+            .and_then(|s| s.balances.get(resource))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Takes `cost` from a seat's `resource`, never below zero; the new
+    /// balance.
+    pub fn charge(&mut self, seat: &str, resource: &str, cost: i64) -> i64 {
+        let Some(b) = self
+            .book
+            .seats
+            .get_mut(seat)
+            .and_then(|s| s.balances.get_mut(resource))
+        else {
+            return 0;
+        };
+        *b = b.saturating_sub(cost).max(0);
+        *b
+    }
+
+    /// Every resource with reset `scope` of `seat` back to its amount.
+    fn reset(&mut self, seat: Option<&str>, scope: Reset) {
+        for (name, r) in &self.config.resources {
+            if r.reset != scope {
+                continue;
+            }
+            for (id, s) in &mut self.book.seats {
+                if seat.is_none_or(|x| x == id) {
+                    s.balances.insert(name.clone(), r.amount);
+                }
+            }
+        }
+    }
+
+    /// A new decision for `seat` begins at `at`.
+    fn new_decision(&mut self, seat: &str, at: i64) {
+        if let Some(s) = self.book.seats.get_mut(seat) {
+            s.decision_since = Some(at);
+        }
+        self.reset(Some(seat), Reset::Decision);
+    }
+
+    /// A new phase (instance) begins at `at`.
+    fn new_phase(&mut self, phase: Option<String>, at: i64) {
+        self.book.phase = phase;
+        self.book.phase_since = at;
+        self.book.phases_begun += 1;
+        self.reset(None, Reset::Phase);
+    }
+
+    /// Stops a seat's total clock at `at`.
+    fn stop_clock(s: &mut SeatBook, at: i64) {
+        if let (Some(since), Some(left)) = (s.running_since, s.clock_ms) {
+            s.clock_ms = Some(left.saturating_sub(at.saturating_sub(since)).max(0));
+        }
+        s.running_since = None;
+    }
+
+    /// The total clock a seat has left at `at`.
+    pub fn clock_left(s: &SeatBook, at: i64) -> Option<i64> {
+        let left = s.clock_ms?;
+        Some(match s.running_since {
+            Some(since) => left.saturating_sub(at.saturating_sub(since)).max(0),
+            None => left,
+        })
+    }
+
+    /// The earliest expiry due, if any.
+    pub fn next_expiry(&self) -> Option<Expiry> {
+        if self.is_over() {
+            return None;
+        }
+        let mut best: Option<Expiry> = None;
+        let mut offer = |e: Expiry| {
+            if best.as_ref().is_none_or(|b| e < *b) {
+                best = Some(e);
+            }
+        };
+        for (i, seat) in self.seat_order.iter().enumerate() {
+            let Some(s) = self.book.seats.get(seat) else {
+                continue;
+            };
+            if let (Some(since), Some(left), false) = (s.running_since, s.clock_ms, s.time_exhausted) {
+                offer(Expiry {
+                    at: since.saturating_add(left),
+                    rank: 0,
+                    seat_index: i,
+                    kind: "player_time_exhausted",
+                    seat: Some(seat.clone()),
+                });
+            }
+            if let (Some(since), Some(limit)) = (s.decision_since, self.config.decision_limit_ms) {
+                offer(Expiry {
+                    at: since.saturating_add(limit),
+                    rank: 1,
+                    seat_index: i,
+                    kind: "decision_expired",
+                    seat: Some(seat.clone()),
+                });
+            }
+        }
+        if let Some(limit) = self
+            .book
+            .phase
+            .as_ref()
+            .and_then(|p| self.config.phase_limits.get(p))
+        {
+            offer(Expiry {
+                at: self.book.phase_since.saturating_add(limit.ms),
+                rank: 2,
+                seat_index: 0,
+                kind: "phase_deadline",
+                seat: None,
+            });
+        }
+        best
+    }
+
+    /// Seats acting now, in seat order.
+    pub fn acting(&self) -> Vec<String> {
+        self.seat_order
+            .iter()
+            .filter(|s| {
+                self.book
+                    .seats
+                    .get(*s)
+                    .is_some_and(|b| b.participation == Participation::Acting)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Brings the book up to date after a processed action at `at`: what
+    /// its events say (a result, a host event), a decision the actor's
+    /// accepted action ended, then the phase and every seat's
+    /// participation as the game now answers them. Returns the
+    /// follow-ups the room should sequence next.
+    pub fn after_action(
+        &mut self,
+        at: i64,
+        processed: Processed<'_>,
+        state: &State,
+        mut host: Option<&mut LuaHost>,
+        notices: &mut Vec<String>,
+    ) -> Vec<FollowUp> {
+        let mut follow = Vec::new();
+        let mut closed_phase = false;
+        for e in processed.events {
+            match &e.kind {
+                EventKind::MatchOver { scores } => {
+                    if self.book.result.is_none() {
+                        let scores = match scores {
+                            digipology_kernel::Value::Object(m) => m
+                                .iter()
+                                .filter_map(|(k, v)| match v {
+                                    digipology_kernel::Value::Number(_) => Some((k.clone(), v.to_json())),
+                                    _ => None,
+                                })
+                                .collect(),
+                            _ => BTreeMap::new(),
+                        };
+                        self.book.result = Some(MatchResult::MatchOver { scores });
+                    }
+                }
+                EventKind::MatchAborted { reason } => {
+                    if self.book.result.is_none() {
+                        self.book.result = Some(MatchResult::MatchAborted {
+                            reason: reason.clone(),
+                        });
+                    }
+                }
+                EventKind::MatchHostEvent { kind, seat, .. } => {
+                    self.on_host_event(kind, seat.as_deref(), at);
+                    if matches!(kind.as_str(), "phase_deadline" | "phase_ready") {
+                        closed_phase = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if self.is_over() {
+            for s in self.book.seats.values_mut() {
+                Self::stop_clock(s, at);
+                s.participation = Participation::Finished;
+                s.decision_since = None;
+            }
+            return follow;
+        }
+        if processed.accepted {
+            if let Some(seat) = processed.seat {
+                if let Some(s) = self.book.seats.get_mut(seat) {
+                    s.decision_since = None;
+                }
+            }
+        }
+        // The phase: a new one when the game names another, or when the
+        // current one closed (deadline or ready) under the same name.
+        let phase = match host.as_deref_mut() {
+            Some(h) if h.defines("current_phase") => {
+                match h.query(state, "current_phase", &[]) {
+                    Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
+                    Some(Ok(_)) | None => None,
+                    Some(Err(f)) => {
+                        notices.push(format!("current_phase failed, the phase is unchanged: {}", f.message));
+                        self.book.phase.clone()
+                    }
+                }
+            }
+            _ => None,
+        };
+        if closed_phase || phase != self.book.phase {
+            self.new_phase(phase, at);
+        }
+        for seat in self.seat_order.clone() {
+            let p = self.participation_of(&seat, state, host.as_deref_mut(), notices);
+            let Some(s) = self.book.seats.get_mut(&seat) else {
+                continue;
+            };
+            let was = s.participation;
+            s.participation = p;
+            match (was == Participation::Acting, p == Participation::Acting) {
+                (true, false) => {
+                    Self::stop_clock(s, at);
+                    s.decision_since = None;
+                }
+                (false, true) => {
+                    if !s.time_exhausted && s.clock_ms.is_some() {
+                        s.running_since = Some(at);
+                    }
+                    self.new_decision(&seat, at);
+                }
+                (true, true) => {
+                    if s.decision_since.is_none() {
+                        self.new_decision(&seat, at);
+                    }
+                }
+                (false, false) => {}
+            }
+        }
+        if !processed.accepted || !processed.autofire {
+            return follow;
+        }
+        if let Some(h) = host {
+            // A phase that closes when the game is ready.
+            let ready_closure = self
+                .book
+                .phase
+                .as_ref()
+                .and_then(|p| self.config.phase_limits.get(p))
+                .is_some_and(|l| l.closure == Closure::ReadyOrDeadline);
+            if ready_closure && !closed_phase && h.defines("is_ready") {
+                match h.query(state, "is_ready", &[]) {
+                    Some(Ok(digipology_kernel::Value::Bool(true))) => {
+                        follow.push(FollowUp::HostEvent {
+                            kind: "phase_ready",
+                            seat: None,
+                        });
+                    }
+                    Some(Err(f)) => notices.push(format!("is_ready failed: {}", f.message)),
+                    _ => {}
+                }
+            }
+            if h.defines("is_terminal") {
+                match h.query(state, "is_terminal", &[]) {
+                    Some(Ok(digipology_kernel::Value::Bool(true))) => {
+                        let scores = match h.query(state, "score", &[]) {
+                            Some(Ok(v @ digipology_kernel::Value::Object(_))) => v.to_json(),
+                            Some(Ok(digipology_kernel::Value::Null)) | None => serde_json::json!({}),
+                            Some(Ok(_)) => {
+                                notices.push("score() must return a table of seat = number; the scores are empty".into());
+                                serde_json::json!({})
+                            }
+                            Some(Err(f)) => {
+                                notices.push(format!("score failed, the scores are empty: {}", f.message));
+                                serde_json::json!({})
+                            }
+                        };
+                        follow.push(FollowUp::Finish(scores));
+                    }
+                    Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
+                    _ => {}
+                }
+            }
+        }
+        follow
+    }
+
+    /// What a host event does to the book (whether or not the game's
+    /// handler succeeded: the clock ran out either way).
+    fn on_host_event(&mut self, kind: &str, seat: Option<&str>, at: i64) {
+        let Some(seat) = seat else { return };
+        let Some(s) = self.book.seats.get_mut(seat) else {
+            return;
+        };
+        match kind {
+            "player_time_exhausted" => {
+                Self::stop_clock(s, at);
+                s.clock_ms = Some(0);
+                s.time_exhausted = true;
+            }
+            "decision_expired" => {
+                // The expired decision is over; a new one begins (below,
+                // when the seat is still acting).
+                s.decision_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// A seat's participation: the game's `participation(seat)`, else
+    /// acting when it has an open prompt, waiting when another seat has
+    /// one, acting when no prompt is open anywhere.
+    fn participation_of(
+        &self,
+        seat: &str,
+        state: &State,
+        host: Option<&mut LuaHost>,
+        notices: &mut Vec<String>,
+    ) -> Participation {
+        if let Some(h) = host {
+            if h.defines("participation") {
+                match h.query(state, "participation", &[digipology_kernel::Value::from(seat)]) {
+                    Some(Ok(digipology_kernel::Value::String(p))) => {
+                        if let Some(p) = Participation::from_name(&p) {
+                            return p;
+                        }
+                        notices.push(format!("participation(\"{seat}\") answered \"{p}\", not acting, waiting or finished; the seat is waiting"));
+                        return Participation::Waiting;
+                    }
+                    Some(Ok(_)) | None => {
+                        notices.push(format!("participation(\"{seat}\") must answer \"acting\", \"waiting\" or \"finished\"; the seat is waiting"));
+                        return Participation::Waiting;
+                    }
+                    Some(Err(f)) => {
+                        notices.push(format!("participation failed, the seat is waiting: {}", f.message));
+                        return Participation::Waiting;
+                    }
+                }
+            }
+        }
+        let player = state.seats.get(seat).and_then(Option::as_ref);
+        let mut any_open = false;
+        for p in state.prompts.values().filter(|p| p.is_open()) {
+            if Some(&p.player_id) == player {
+                return Participation::Acting;
+            }
+            any_open = true;
+        }
+        if any_open || player.is_none() {
+            Participation::Waiting
+        } else {
+            Participation::Acting
+        }
+    }
+
+    /// The safe default of a seat: the game's `safe_default(seat)` (an
+    /// action `{type, payload}` or nil), else the answer to its first open
+    /// prompt (by id) that has a default.
+    pub fn safe_default(
+        seat: &str,
+        state: &State,
+        host: Option<&mut LuaHost>,
+        notices: &mut Vec<String>,
+    ) -> Option<(String, Value)> {
+        if let Some(h) = host {
+            if h.defines("safe_default") {
+                return match h.query(state, "safe_default", &[digipology_kernel::Value::from(seat)]) {
+                    Some(Ok(digipology_kernel::Value::Null)) | None => None,
+                    Some(Ok(v)) => {
+                        let json = v.to_json();
+                        match (json.get("type").and_then(Value::as_str), json.get("payload")) {
+                            (Some(t), Some(p)) => Some((t.to_owned(), p.clone())),
+                            (Some(t), None) => Some((t.to_owned(), serde_json::json!({}))),
+                            _ => {
+                                notices.push(format!("safe_default(\"{seat}\") must answer {{type=…, payload=…}} or nil; nothing was committed"));
+                                None
+                            }
+                        }
+                    }
+                    Some(Err(f)) => {
+                        notices.push(format!("safe_default failed, nothing was committed: {}", f.message));
+                        None
+                    }
+                };
+            }
+        }
+        let player = state.seats.get(seat).and_then(Option::as_ref)?;
+        state
+            .prompts
+            .iter()
+            .find(|(_, p)| p.is_open() && &p.player_id == player && p.default != digipology_kernel::Value::Null)
+            .map(|(id, p)| {
+                (
+                    "prompt.respond".to_owned(),
+                    serde_json::json!({"promptId": id.to_string(), "response": p.default.to_json()}),
+                )
+            })
+    }
+}
+
+/// What the room tells the layer about one processed action.
+pub struct Processed<'a> {
+    /// Its events.
+    pub events: &'a [digipology_kernel::Event],
+    /// Whether it committed.
+    pub accepted: bool,
+    /// The seat of its player, if a seated player sent it.
+    pub seat: Option<&'a str>,
+    /// Whether the room sequences its own follow-ups (not in a replay).
+    pub autofire: bool,
+}

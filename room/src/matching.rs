@@ -1,0 +1,455 @@
+//! The room's side of the match layer (docs/match.md): the order of checks
+//! around each input, the follow-ups the room sequences itself (host
+//! events, safe defaults, the result `is_terminal()` announces), and
+//! observations.
+
+use std::io::Write;
+
+use digipology_kernel::{Outcome, RejectCode, Rejection, Viewer};
+use serde_json::{json, Value};
+
+use crate::matches::observation::{candidates, match_parts};
+use crate::matches::{schema, Expiry, FollowUp, MatchConfig, MatchLayer, Origin, Processed};
+use crate::record::Given;
+use crate::room::{system, Room};
+
+/// Codes that mean the input broke its schema (never metered).
+const SCHEMA_CODES: [RejectCode; 9] = [
+    RejectCode::MalformedAction,
+    RejectCode::UnknownActionType,
+    RejectCode::SourceNotAllowed,
+    RejectCode::UnknownPlayer,
+    RejectCode::UnknownKey,
+    RejectCode::MissingField,
+    RejectCode::InvalidType,
+    RejectCode::NotFinite,
+    RejectCode::InvalidValue,
+];
+
+/// What the checks before the kernel decided.
+struct Gate {
+    /// The seat of the seated player who sent it.
+    seat: Option<String>,
+    /// Whether it passed its schema (and so is metered).
+    metered: bool,
+}
+
+impl Room {
+    /// Runs this room as a match under `config` (docs/match.md). A started
+    /// room whose state holds a match book (a resumed room) keeps it.
+    ///
+    /// # Errors
+    /// The state's book is not one this layer wrote.
+    pub fn set_match(&mut self, config: MatchConfig) -> Result<(), String> {
+        let mut layer = MatchLayer::new(config, self.kernel().state());
+        // A room that has not started takes a fresh book (a room's own
+        // config replacing the game's).
+        let started = self.kernel().state().sequence > 0;
+        if let (true, Some(book)) = (started, &self.kernel().state().match_book) {
+            layer.restore(book)?;
+        }
+        let value = layer.book_value();
+        self.matchup = Some(Box::new(layer));
+        self.set_book(value);
+        Ok(())
+    }
+
+    fn set_book(&mut self, value: digipology_kernel::Value) {
+        self.kernel_mut().set_match_book(Some(value));
+    }
+
+    /// The match layer, when the room runs a match.
+    pub fn match_layer(&self) -> Option<&MatchLayer> {
+        self.matchup.as_deref()
+    }
+
+    /// Whether the match has a result (`match_over` or `match_aborted`).
+    pub fn is_over(&self) -> bool {
+        self.matchup.as_ref().is_some_and(|m| m.is_over())
+    }
+
+    /// The checks before the kernel (docs/match.md, Order of checks):
+    /// the result, the schema, the action charge, the phase's tools.
+    fn gate(&mut self, action: &Value) -> Result<Gate, Rejection> {
+        let Some(layer) = self.matchup.as_deref_mut() else {
+            return Ok(Gate {
+                seat: None,
+                metered: false,
+            });
+        };
+        if layer.is_over() {
+            return Err(Rejection::new(
+                RejectCode::MatchOver,
+                "the match has ended: no more actions are accepted",
+            ));
+        }
+        let player = action
+            .get("source")
+            .filter(|s| s.get("kind").and_then(Value::as_str) == Some("player"))
+            .and_then(|s| s.get("playerId"))
+            .and_then(Value::as_str);
+        let state = self.kernel.state();
+        let seat = player
+            .and_then(|p| state.seat_of(p))
+            .map(ToString::to_string);
+        let Some(seat_id) = seat.clone() else {
+            return Ok(Gate {
+                seat,
+                metered: false,
+            });
+        };
+        if self.origin == Origin::SafeDefault {
+            return Ok(Gate {
+                seat,
+                metered: false,
+            });
+        }
+        let ty = action.get("type").and_then(Value::as_str).unwrap_or("");
+        let null = Value::Null;
+        schema::check(ty, action.get("payload").unwrap_or(&null))?;
+        if let Some(c) = layer.config.action.clone() {
+            let have = layer.balance(&seat_id, &c.resource);
+            if have < c.cost {
+                return Err(Rejection::new(
+                    RejectCode::ResourceExhausted,
+                    format!(
+                        "an action costs {} {} and this seat has {have} left",
+                        c.cost, c.resource
+                    ),
+                ));
+            }
+            layer.charge(&seat_id, &c.resource, c.cost);
+        }
+        if !layer.config.phase_allows(layer.book.phase.as_deref(), ty) {
+            // Metered from here on: a game rejection.
+            let phase = layer.book.phase.clone().unwrap_or_default();
+            self.charge_invalid(&seat_id);
+            return Err(Rejection::new(
+                RejectCode::NotInPhase,
+                format!("{ty} is not one of the tools of phase \"{phase}\""),
+            ));
+        }
+        Ok(Gate {
+            seat,
+            metered: true,
+        })
+    }
+
+    /// Charges a game-rejected attempt; whether the seat's retries are now
+    /// exhausted.
+    fn charge_invalid(&mut self, seat: &str) -> bool {
+        let Some(layer) = self.matchup.as_deref_mut() else {
+            return false;
+        };
+        let Some(c) = layer.config.invalid_action.clone() else {
+            return false;
+        };
+        layer.charge(seat, &c.resource, c.cost) == 0
+    }
+
+    /// [`Room::submit_json`] for a room that runs a match: the checks, the
+    /// kernel, the book, then the room's own follow-ups.
+    pub(crate) fn submit_match_json(
+        &mut self,
+        action: Value,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let at = action.get("at").and_then(Value::as_i64).unwrap_or(self.clock);
+        let mut exhausted = None;
+        let (out, seat) = match self.gate(&action) {
+            Err(r) => {
+                let ty = action.get("type").and_then(Value::as_str).map(str::to_owned);
+                let id = action
+                    .get("actionId")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(digipology_kernel::Id::from);
+                // A phase refusal was charged as a game rejection.
+                if r.code == RejectCode::NotInPhase {
+                    exhausted = self.exhausted_seat(&action);
+                }
+                (self.kernel.reject_input(ty, id, r), None)
+            }
+            Ok(gate) => {
+                let (kernel, host) = self.parts();
+                let out = kernel.process_json(&action, host);
+                if gate.metered {
+                    if let (Some(seat), Some(r)) = (&gate.seat, out.rejection()) {
+                        let charged = !SCHEMA_CODES.contains(&r.code)
+                            && r.code != RejectCode::ScriptError;
+                        if charged && self.charge_invalid(seat) {
+                            exhausted = Some(seat.clone());
+                        }
+                    }
+                }
+                (out, gate.seat)
+            }
+        };
+        let follow = self.book_after(&out, seat.as_deref(), at);
+        self.finish(out, Some(Given::Json(&action)), events)?;
+        if !self.autofire {
+            return Ok(());
+        }
+        if let Some(seat) = exhausted {
+            self.raise(at, "invalid_retries_exhausted", Some(&seat), events)?;
+            self.commit_safe_default(&seat, at, events)?;
+        }
+        for f in follow {
+            if self.is_over() {
+                break;
+            }
+            match f {
+                FollowUp::HostEvent { kind, seat } => self.raise(at, kind, seat.as_deref(), events)?,
+                FollowUp::SafeDefault(seat) => self.commit_safe_default(&seat, at, events)?,
+                FollowUp::Finish(scores) => {
+                    let a = with_at(system("match.finish", json!({ "scores": scores })), at);
+                    self.submit_json(a, events)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The seat of a rejected attempt whose charge used up its retries.
+    fn exhausted_seat(&mut self, action: &Value) -> Option<String> {
+        let layer = self.matchup.as_deref()?;
+        let c = layer.config.invalid_action.as_ref()?;
+        let player = action.pointer("/source/playerId").and_then(Value::as_str)?;
+        let seat = self.kernel.state().seat_of(player)?.to_string();
+        (layer.balance(&seat, &c.resource) == 0).then_some(seat)
+    }
+
+    /// Brings the book up to date after an outcome and puts it in the
+    /// state (before the record line is written, so the line's hash
+    /// covers it).
+    fn book_after(&mut self, out: &Outcome, seat: Option<&str>, at: i64) -> Vec<FollowUp> {
+        let autofire = self.autofire;
+        let Some(mut layer) = self.matchup.take() else {
+            return Vec::new();
+        };
+        let mut notices = Vec::new();
+        let follow = layer.after_action(
+            at,
+            Processed {
+                events: &out.events,
+                accepted: out.accepted(),
+                seat,
+                autofire,
+            },
+            self.kernel.state(),
+            self.scripts.as_deref_mut(),
+            &mut notices,
+        );
+        let value = layer.book_value();
+        self.matchup = Some(layer);
+        self.set_book(value);
+        for n in notices {
+            self.notice(&n);
+        }
+        follow
+    }
+
+    /// Sequences a host event at `at`.
+    fn raise(
+        &mut self,
+        at: i64,
+        kind: &str,
+        seat: Option<&str>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let phase = self.matchup.as_ref().and_then(|m| m.book.phase.clone());
+        let a = with_at(
+            system(
+                "match.host_event",
+                json!({"kind": kind, "seat": seat, "phase": phase}),
+            ),
+            at,
+        );
+        self.submit_json(a, events)
+    }
+
+    /// Commits a seat's safe default at `at`, if it has one and a player.
+    fn commit_safe_default(
+        &mut self,
+        seat: &str,
+        at: i64,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        if self.is_over() {
+            return Ok(());
+        }
+        let Some(player) = self
+            .kernel
+            .state()
+            .seats
+            .get(seat)
+            .cloned()
+            .flatten()
+        else {
+            return Ok(());
+        };
+        let mut notices = Vec::new();
+        let found = MatchLayer::safe_default(
+            seat,
+            self.kernel.state(),
+            self.scripts.as_deref_mut(),
+            &mut notices,
+        );
+        for n in notices {
+            self.notice(&n);
+        }
+        let Some((ty, payload)) = found else {
+            return Ok(());
+        };
+        let a = json!({"type": ty, "source": {"kind": "player", "playerId": player.to_string()},
+                       "payload": payload, "at": at});
+        self.submit_safe_json(a, events)
+    }
+
+    /// Processes an action as a safe default the room committed (a
+    /// replay's record marks them): neither phase-checked nor metered.
+    ///
+    /// # Errors
+    /// Writing events or the record failed.
+    pub fn submit_safe_json(&mut self, action: Value, events: &mut dyn Write) -> std::io::Result<()> {
+        self.origin = Origin::SafeDefault;
+        let result = self.submit_json(action, events);
+        self.origin = Origin::Input;
+        result
+    }
+
+    /// Fires one expiry at its time (the clock is already there).
+    pub(crate) fn fire_expiry(&mut self, e: Expiry, events: &mut dyn Write) -> std::io::Result<()> {
+        match e.kind {
+            "phase_deadline" => {
+                // Seats that have not acted get their safe defaults first;
+                // the deadline is raised unless that closed the phase.
+                let begun = self.matchup.as_ref().map(|m| m.book.phases_begun);
+                let acting = self.matchup.as_ref().map(|m| m.acting()).unwrap_or_default();
+                for seat in acting {
+                    self.commit_safe_default(&seat, e.at, events)?;
+                }
+                let same = self.matchup.as_ref().map(|m| m.book.phases_begun) == begun;
+                if same && !self.is_over() {
+                    self.raise(e.at, "phase_deadline", None, events)?;
+                }
+            }
+            kind => {
+                self.raise(e.at, kind, e.seat.as_deref(), events)?;
+                if kind == "decision_expired" {
+                    if let Some(seat) = &e.seat {
+                        self.commit_safe_default(seat, e.at, events)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What `viewer` receives of the match now (docs/match.md,
+    /// Observations): `{seq, seat, phase, participation, clocks,
+    /// resources, view, legalActions, result}`.
+    pub fn observation(&mut self, viewer: &Viewer) -> Value {
+        let now = self.clock;
+        let mut doc = match_parts(self.matchup.as_deref(), self.kernel.state(), viewer, now);
+        let view = self.observe(viewer).to_json();
+        doc.insert("view".into(), view);
+        let legal = match viewer {
+            Viewer::Seat(s) => Value::Array(self.legal_actions(s)),
+            _ => Value::Array(Vec::new()),
+        };
+        doc.insert("legalActions".into(), legal);
+        Value::Object(doc)
+    }
+
+    /// A seat's legal actions now: the game's `legal_actions(seat)`, else
+    /// every candidate (docs/match.md) a dry run would commit, within the
+    /// phase's tools. None once the match is over.
+    pub fn legal_actions(&mut self, seat: &str) -> Vec<Value> {
+        if self.is_over() {
+            return Vec::new();
+        }
+        let state = self.kernel.state();
+        if let Some(h) = self.scripts.as_deref_mut() {
+            if h.defines("legal_actions") {
+                return match h.query(state, "legal_actions", &[digipology_kernel::Value::from(seat)]) {
+                    Some(Ok(digipology_kernel::Value::Array(list))) => {
+                        list.iter().map(digipology_kernel::Value::to_json).collect()
+                    }
+                    Some(Ok(digipology_kernel::Value::Object(m))) if m.is_empty() => Vec::new(),
+                    Some(Ok(_)) | None => {
+                        self.notice("legal_actions must return a list of {type=…, payload=…}; none are listed");
+                        Vec::new()
+                    }
+                    Some(Err(f)) => {
+                        let line = format!("legal_actions failed, none are listed: {}", f.message);
+                        self.notice(&line);
+                        Vec::new()
+                    }
+                };
+            }
+        }
+        let Some(player) = state.seats.get(seat).cloned().flatten() else {
+            return Vec::new();
+        };
+        let phase = self.matchup.as_ref().and_then(|m| m.book.phase.clone());
+        let list = candidates(state, seat, &player);
+        let mut legal = Vec::new();
+        for (ty, payload) in list {
+            if let Some(m) = self.matchup.as_deref() {
+                if !m.config.phase_allows(phase.as_deref(), &ty) {
+                    continue;
+                }
+            }
+            let action = digipology_kernel::Action::new(
+                &ty,
+                digipology_kernel::Source::Player {
+                    player_id: player.clone(),
+                },
+                payload.clone(),
+            );
+            let (kernel, host) = self.parts();
+            if kernel.dry_run(&action, host).accepted() {
+                legal.push(json!({"type": ty, "payload": payload}));
+            }
+        }
+        legal
+    }
+
+    /// Writes `viewer`'s observation after every processed action to `out`,
+    /// one JSON object a line.
+    pub fn observe_to(&mut self, viewer: Viewer, out: Box<dyn Write>) {
+        self.observations = Some((viewer, out));
+    }
+
+    /// Flushes the observations, if any.
+    ///
+    /// # Errors
+    /// Writing failed.
+    pub fn flush_observations(&mut self) -> std::io::Result<()> {
+        match &mut self.observations {
+            Some((_, out)) => out.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// The match's result as one line of JSON (`{"status":"match_over",
+    /// "scores":…}` or `{"status":"match_aborted","reason":…}`), once it
+    /// has one.
+    pub fn match_result(&self) -> Option<String> {
+        let r = self.matchup.as_ref()?.book.result.as_ref()?;
+        serde_json::to_string(r).ok()
+    }
+
+    /// The room clock (ms).
+    pub fn clock(&self) -> i64 {
+        self.clock
+    }
+}
+
+fn with_at(mut action: Value, at: i64) -> Value {
+    if let Some(o) = action.as_object_mut() {
+        o.insert("at".into(), json!(at));
+    }
+    action
+}
