@@ -216,9 +216,11 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         let out: Box<dyn Write> = if dest == "-" {
             Box::new(io::stderr())
         } else {
-            Box::new(BufWriter::new(File::create(dest).map_err(|e| CliError::Io {
-                path: PathBuf::from(dest),
-                message: e.to_string(),
+            Box::new(BufWriter::new(File::create(dest).map_err(|e| {
+                CliError::Io {
+                    path: PathBuf::from(dest),
+                    message: e.to_string(),
+                }
             })?))
         };
         room.observe_to(room.view.clone(), out);

@@ -55,7 +55,8 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
     let mut room = room_for(&header, &package, log)?;
     // A room's own match config (`run --match`) came with the record.
     if let Some(m) = header.get("match") {
-        let config = crate::package::match_config_from(m, "match", log).map_err(|e| e.to_string())?;
+        let config =
+            crate::package::match_config_from(m, "match", log).map_err(|e| e.to_string())?;
         crate::package::apply_match(&mut room, config, log).map_err(|e| e.to_string())?;
     }
     crate::notices_to_stderr(&mut room);

@@ -156,7 +156,8 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
     crate::notices_to_stderr(&mut room);
     if let Some(m) = obj.get("match") {
-        let config = crate::package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
+        let config =
+            crate::package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
         crate::package::apply_match(&mut room, config, file).map_err(|e| e.to_string())?;
     }
     let seats = package.seats();
@@ -306,9 +307,9 @@ fn step_once(room: &mut Room, step: &Value) -> Result<(), String> {
 /// whose value is `null` must be absent or null: what a viewer must not
 /// be shown).
 fn check_observations(room: &mut Room, obs: &Value) -> Result<(), String> {
-    let obs = obs
-        .as_object()
-        .ok_or("\"observations\" must map viewers (a seat id, spectator, referee) to {path: value}")?;
+    let obs = obs.as_object().ok_or(
+        "\"observations\" must map viewers (a seat id, spectator, referee) to {path: value}",
+    )?;
     for (name, checks) in obs {
         let checks = checks
             .as_object()
@@ -316,7 +317,9 @@ fn check_observations(room: &mut Room, obs: &Value) -> Result<(), String> {
         let viewer = Viewer::parse(name);
         if let Viewer::Seat(seat) = &viewer {
             if !room.kernel().state().seats.contains_key(seat) {
-                return Err(format!("observations.{name}: no seat \"{seat}\" in this game"));
+                return Err(format!(
+                    "observations.{name}: no seat \"{seat}\" in this game"
+                ));
             }
         }
         let doc = room.observation(&viewer);

@@ -217,9 +217,7 @@ fn keyed_leaf(state: &State, section: Section, key: &str, buf: &mut String) -> O
         Section::Stacks => stack_value(state.stacks.get(key)?).write_canonical(buf),
         Section::Storage => state.storage.get(key)?.write_canonical(buf),
         Section::Timers => state.timers.get(key)?.to_value().write_canonical(buf),
-        Section::Entities | Section::KernelVersion | Section::Rng | Section::Match => {
-            return None
-        }
+        Section::Entities | Section::KernelVersion | Section::Rng | Section::Match => return None,
     }
     buf.push(']');
     Some(leaf_of(buf))

@@ -65,7 +65,7 @@ impl Value {
             Value::Null => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Number(n) => {
-                let integral = n.fract() == 0.0 && n.abs() <= crate::payload::MAX_SAFE_INTEGER;
+                let integral = n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0;
                 if integral {
                     J::from(crate::num::safe_int_to_i64(*n))
                 } else {
@@ -74,7 +74,9 @@ impl Value {
             }
             Value::String(s) => J::String(s.clone()),
             Value::Array(a) => J::Array(a.iter().map(Value::to_json).collect()),
-            Value::Object(o) => J::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Value::Object(o) => {
+                J::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 

@@ -100,7 +100,8 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
     native!(t, lua, slot, "stack", |lua, c, id: LuaValue| c
         .stack_items(lua, text(&id)));
     native!(t, lua, slot, "settings", |lua, c, (): ()| c.settings(lua));
-    native!(t, lua, slot, "match_book", |lua, c, (): ()| c.match_book(lua));
+    native!(t, lua, slot, "match_book", |lua, c, (): ()| c
+        .match_book(lua));
     native!(t, lua, slot, "sequence", |_l, c, (): ()| Ok(c.sequence()));
     native!(t, lua, slot, "action_id", |lua, c, (): ()| c.action_id(lua));
     native!(t, lua, slot, "actor", |lua, c, (): ()| c.actor(lua));

@@ -154,11 +154,17 @@ impl Room {
         action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let at = action.get("at").and_then(Value::as_i64).unwrap_or(self.clock);
+        let at = action
+            .get("at")
+            .and_then(Value::as_i64)
+            .unwrap_or(self.clock);
         let mut exhausted = None;
         let (out, seat) = match self.gate(&action) {
             Err(r) => {
-                let ty = action.get("type").and_then(Value::as_str).map(str::to_owned);
+                let ty = action
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 let id = action
                     .get("actionId")
                     .and_then(Value::as_str)
@@ -175,8 +181,8 @@ impl Room {
                 let out = kernel.process_json(&action, host);
                 if gate.metered {
                     if let (Some(seat), Some(r)) = (&gate.seat, out.rejection()) {
-                        let charged = !SCHEMA_CODES.contains(&r.code)
-                            && r.code != RejectCode::ScriptError;
+                        let charged =
+                            !SCHEMA_CODES.contains(&r.code) && r.code != RejectCode::ScriptError;
                         if charged && self.charge_invalid(seat) {
                             exhausted = Some(seat.clone());
                         }
@@ -199,7 +205,9 @@ impl Room {
                 break;
             }
             match f {
-                FollowUp::HostEvent { kind, seat } => self.raise(at, kind, seat.as_deref(), events)?,
+                FollowUp::HostEvent { kind, seat } => {
+                    self.raise(at, kind, seat.as_deref(), events)?
+                }
                 FollowUp::SafeDefault(seat) => self.commit_safe_default(&seat, at, events)?,
                 FollowUp::Finish(scores) => {
                     let a = with_at(system("match.finish", json!({ "scores": scores })), at);
@@ -278,14 +286,7 @@ impl Room {
         if self.is_over() {
             return Ok(());
         }
-        let Some(player) = self
-            .kernel
-            .state()
-            .seats
-            .get(seat)
-            .cloned()
-            .flatten()
-        else {
+        let Some(player) = self.kernel.state().seats.get(seat).cloned().flatten() else {
             return Ok(());
         };
         let mut notices = Vec::new();
@@ -311,7 +312,11 @@ impl Room {
     ///
     /// # Errors
     /// Writing events or the record failed.
-    pub fn submit_safe_json(&mut self, action: Value, events: &mut dyn Write) -> std::io::Result<()> {
+    pub fn submit_safe_json(
+        &mut self,
+        action: Value,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         self.origin = Origin::SafeDefault;
         let result = self.submit_json(action, events);
         self.origin = Origin::Input;
@@ -325,7 +330,11 @@ impl Room {
                 // Seats that have not acted get their safe defaults first;
                 // the deadline is raised unless that closed the phase.
                 let begun = self.matchup.as_ref().map(|m| m.book.phases_begun);
-                let acting = self.matchup.as_ref().map(|m| m.acting()).unwrap_or_default();
+                let acting = self
+                    .matchup
+                    .as_ref()
+                    .map(|m| m.acting())
+                    .unwrap_or_default();
                 for seat in acting {
                     self.commit_safe_default(&seat, e.at, events)?;
                 }
@@ -372,7 +381,11 @@ impl Room {
         let state = self.kernel.state();
         if let Some(h) = self.scripts.as_deref_mut() {
             if h.defines("legal_actions") {
-                return match h.query(state, "legal_actions", &[digipology_kernel::Value::from(seat)]) {
+                return match h.query(
+                    state,
+                    "legal_actions",
+                    &[digipology_kernel::Value::from(seat)],
+                ) {
                     Some(Ok(digipology_kernel::Value::Array(list))) => {
                         list.iter().map(digipology_kernel::Value::to_json).collect()
                     }

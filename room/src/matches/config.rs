@@ -181,10 +181,7 @@ fn name_ok(name: &str, path: &str) -> Checked<()> {
     if ok {
         Ok(())
     } else {
-        bad(
-            path,
-            "a name must be 1 to 64 letters, digits, '_' or '-'",
-        )
+        bad(path, "a name must be 1 to 64 letters, digits, '_' or '-'")
     }
 }
 
@@ -209,7 +206,14 @@ impl MatchConfig {
         let top = object(v, path)?;
         only(
             top,
-            &["timing", "resources", "metering", "phases", "rules", "sensing"],
+            &[
+                "timing",
+                "resources",
+                "metering",
+                "phases",
+                "rules",
+                "sensing",
+            ],
             path,
         )?;
         let null = Value::Object(Map::new());
@@ -227,11 +231,19 @@ impl MatchConfig {
         )?;
         let mut phase_limits = BTreeMap::new();
         let lpath = format!("{tpath}.phaseLimits");
-        for (name, limit) in limited(object(timing.get("phaseLimits").unwrap_or(&null), &lpath)?, &lpath)? {
+        for (name, limit) in limited(
+            object(timing.get("phaseLimits").unwrap_or(&null), &lpath)?,
+            &lpath,
+        )? {
             let p = format!("{lpath}.{name}");
             let l = object(limit, &p)?;
             only(l, &["ms", "closure"], &p)?;
-            let ms = int_in(l.get("ms").unwrap_or(&Value::Null), &format!("{p}.ms"), 1, MS_MAX)?;
+            let ms = int_in(
+                l.get("ms").unwrap_or(&Value::Null),
+                &format!("{p}.ms"),
+                1,
+                MS_MAX,
+            )?;
             let closure = match l.get("closure").and_then(Value::as_str) {
                 Some("ready_or_deadline") => Closure::ReadyOrDeadline,
                 Some("deadline") => Closure::Deadline,
@@ -246,7 +258,10 @@ impl MatchConfig {
         }
         let mut resources = BTreeMap::new();
         let rpath = format!("{path}.resources");
-        for (name, r) in limited(object(top.get("resources").unwrap_or(&null), &rpath)?, &rpath)? {
+        for (name, r) in limited(
+            object(top.get("resources").unwrap_or(&null), &rpath)?,
+            &rpath,
+        )? {
             let p = format!("{rpath}.{name}");
             let o = object(r, &p)?;
             only(o, &["amount", "reset", "visibility"], &p)?;

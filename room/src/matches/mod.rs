@@ -316,7 +316,9 @@ impl MatchLayer {
             let Some(s) = self.book.seats.get(seat) else {
                 continue;
             };
-            if let (Some(since), Some(left), false) = (s.running_since, s.clock_ms, s.time_exhausted) {
+            if let (Some(since), Some(left), false) =
+                (s.running_since, s.clock_ms, s.time_exhausted)
+            {
                 offer(Expiry {
                     at: since.saturating_add(left),
                     rank: 0,
@@ -389,7 +391,9 @@ impl MatchLayer {
                             digipology_kernel::Value::Object(m) => m
                                 .iter()
                                 .filter_map(|(k, v)| match v {
-                                    digipology_kernel::Value::Number(_) => Some((k.clone(), v.to_json())),
+                                    digipology_kernel::Value::Number(_) => {
+                                        Some((k.clone(), v.to_json()))
+                                    }
                                     _ => None,
                                 })
                                 .collect(),
@@ -432,16 +436,17 @@ impl MatchLayer {
         // The phase: a new one when the game names another, or when the
         // current one closed (deadline or ready) under the same name.
         let phase = match host.as_deref_mut() {
-            Some(h) if h.defines("current_phase") => {
-                match h.query(state, "current_phase", &[]) {
-                    Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
-                    Some(Ok(_)) | None => None,
-                    Some(Err(f)) => {
-                        notices.push(format!("current_phase failed, the phase is unchanged: {}", f.message));
-                        self.book.phase.clone()
-                    }
+            Some(h) if h.defines("current_phase") => match h.query(state, "current_phase", &[]) {
+                Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
+                Some(Ok(_)) | None => None,
+                Some(Err(f)) => {
+                    notices.push(format!(
+                        "current_phase failed, the phase is unchanged: {}",
+                        f.message
+                    ));
+                    self.book.phase.clone()
                 }
-            }
+            },
             _ => None,
         };
         if closed_phase || phase != self.book.phase {
@@ -501,13 +506,18 @@ impl MatchLayer {
                     Some(Ok(digipology_kernel::Value::Bool(true))) => {
                         let scores = match h.query(state, "score", &[]) {
                             Some(Ok(v @ digipology_kernel::Value::Object(_))) => v.to_json(),
-                            Some(Ok(digipology_kernel::Value::Null)) | None => serde_json::json!({}),
+                            Some(Ok(digipology_kernel::Value::Null)) | None => {
+                                serde_json::json!({})
+                            }
                             Some(Ok(_)) => {
                                 notices.push("score() must return a table of seat = number; the scores are empty".into());
                                 serde_json::json!({})
                             }
                             Some(Err(f)) => {
-                                notices.push(format!("score failed, the scores are empty: {}", f.message));
+                                notices.push(format!(
+                                    "score failed, the scores are empty: {}",
+                                    f.message
+                                ));
                                 serde_json::json!({})
                             }
                         };
@@ -555,7 +565,11 @@ impl MatchLayer {
     ) -> Participation {
         if let Some(h) = host {
             if h.defines("participation") {
-                match h.query(state, "participation", &[digipology_kernel::Value::from(seat)]) {
+                match h.query(
+                    state,
+                    "participation",
+                    &[digipology_kernel::Value::from(seat)],
+                ) {
                     Some(Ok(digipology_kernel::Value::String(p))) => {
                         if let Some(p) = Participation::from_name(&p) {
                             return p;
@@ -568,7 +582,10 @@ impl MatchLayer {
                         return Participation::Waiting;
                     }
                     Some(Err(f)) => {
-                        notices.push(format!("participation failed, the seat is waiting: {}", f.message));
+                        notices.push(format!(
+                            "participation failed, the seat is waiting: {}",
+                            f.message
+                        ));
                         return Participation::Waiting;
                     }
                 }
@@ -600,11 +617,18 @@ impl MatchLayer {
     ) -> Option<(String, Value)> {
         if let Some(h) = host {
             if h.defines("safe_default") {
-                return match h.query(state, "safe_default", &[digipology_kernel::Value::from(seat)]) {
+                return match h.query(
+                    state,
+                    "safe_default",
+                    &[digipology_kernel::Value::from(seat)],
+                ) {
                     Some(Ok(digipology_kernel::Value::Null)) | None => None,
                     Some(Ok(v)) => {
                         let json = v.to_json();
-                        match (json.get("type").and_then(Value::as_str), json.get("payload")) {
+                        match (
+                            json.get("type").and_then(Value::as_str),
+                            json.get("payload"),
+                        ) {
                             (Some(t), Some(p)) => Some((t.to_owned(), p.clone())),
                             (Some(t), None) => Some((t.to_owned(), serde_json::json!({}))),
                             _ => {
@@ -614,7 +638,10 @@ impl MatchLayer {
                         }
                     }
                     Some(Err(f)) => {
-                        notices.push(format!("safe_default failed, nothing was committed: {}", f.message));
+                        notices.push(format!(
+                            "safe_default failed, nothing was committed: {}",
+                            f.message
+                        ));
                         None
                     }
                 };

@@ -13,9 +13,17 @@ pub const CANDIDATES_MAX: usize = 256;
 
 /// The match parts of an observation (all but `view` and
 /// `legalActions`), for `viewer` at room time `now`.
-pub fn match_parts(layer: Option<&MatchLayer>, state: &State, viewer: &Viewer, now: i64) -> Map<String, Value> {
+pub fn match_parts(
+    layer: Option<&MatchLayer>,
+    state: &State,
+    viewer: &Viewer,
+    now: i64,
+) -> Map<String, Value> {
     let mut out = Map::new();
-    let seq = state.sequence.checked_sub(1).map_or(Value::Null, Value::from);
+    let seq = state
+        .sequence
+        .checked_sub(1)
+        .map_or(Value::Null, Value::from);
     out.insert("seq".into(), seq);
     let seat = match viewer {
         Viewer::Seat(s) => Some(s.to_string()),
@@ -99,7 +107,9 @@ pub fn match_parts(layer: Option<&MatchLayer>, state: &State, viewer: &Viewer, n
     }
     out.insert("resources".into(), Value::Object(resources));
     let result = match &book.result {
-        Some(MatchResult::MatchOver { scores }) => json!({"status": "match_over", "scores": scores}),
+        Some(MatchResult::MatchOver { scores }) => {
+            json!({"status": "match_over", "scores": scores})
+        }
         Some(MatchResult::MatchAborted { reason }) => {
             json!({"status": "match_aborted", "reason": reason})
         }
@@ -174,7 +184,10 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
                 if let Some(t) = c.transform {
                     let transform: Value = serde_json::from_str(&t.to_value().to_canonical_json())
                         .unwrap_or(Value::Null);
-                    add("entity.drop", json!({"entityId": id, "transform": transform}));
+                    add(
+                        "entity.drop",
+                        json!({"entityId": id, "transform": transform}),
+                    );
                 }
             }
             (None, Some(g)) if g.enabled => add("entity.grab", json!({"entityId": id})),

@@ -87,16 +87,25 @@ const PLAYER_ACTIONS: &[(&str, &[Field])] = &[
     ("die.roll", &[("entityId", Shape::Id, true)]),
     (
         "counter.set",
-        &[("entityId", Shape::Id, true), ("value", Shape::Number, true)],
+        &[
+            ("entityId", Shape::Id, true),
+            ("value", Shape::Number, true),
+        ],
     ),
     (
         "counter.add",
-        &[("entityId", Shape::Id, true), ("amount", Shape::Number, true)],
+        &[
+            ("entityId", Shape::Id, true),
+            ("amount", Shape::Number, true),
+        ],
     ),
     ("button.press", &[("entityId", Shape::Id, true)]),
     (
         "prompt.respond",
-        &[("promptId", Shape::Id, true), ("response", Shape::Any, true)],
+        &[
+            ("promptId", Shape::Id, true),
+            ("response", Shape::Any, true),
+        ],
     ),
 ];
 
@@ -165,15 +174,13 @@ fn reject(code: RejectCode, message: String) -> Result<(), Rejection> {
 }
 
 fn check_shape(v: &Value, shape: Shape, path: &str) -> Result<(), Rejection> {
-    let type_err = |want: &str| {
-        reject(
-            RejectCode::InvalidType,
-            format!("{path} must be {want}"),
-        )
-    };
+    let type_err = |want: &str| reject(RejectCode::InvalidType, format!("{path} must be {want}"));
     match shape {
         Shape::Id => match v.as_str() {
-            Some("") => reject(RejectCode::InvalidValue, format!("{path} must not be empty")),
+            Some("") => reject(
+                RejectCode::InvalidValue,
+                format!("{path} must not be empty"),
+            ),
             Some(_) => Ok(()),
             None => type_err("a string"),
         },
@@ -234,7 +241,10 @@ pub fn check(action_type: &str, payload: &Value) -> Result<(), Rejection> {
         };
     };
     let Some(obj) = payload.as_object() else {
-        return reject(RejectCode::MalformedAction, "payload must be an object".into());
+        return reject(
+            RejectCode::MalformedAction,
+            "payload must be an object".into(),
+        );
     };
     for k in obj.keys() {
         if !fields.iter().any(|f| f.0 == k) {
@@ -248,7 +258,10 @@ pub fn check(action_type: &str, payload: &Value) -> Result<(), Rejection> {
         match obj.get(*name) {
             Some(v) => check_shape(v, *shape, &format!("payload.{name}"))?,
             None if *required => {
-                return reject(RejectCode::MissingField, format!("payload.{name} is required"))
+                return reject(
+                    RejectCode::MissingField,
+                    format!("payload.{name} is required"),
+                )
             }
             None => {}
         }
