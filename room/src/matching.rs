@@ -126,7 +126,9 @@ impl Room {
             self.charge_invalid(&seat_id);
             return Err(Rejection::new(
                 RejectCode::NotInPhase,
-                format!("{ty} is not one of the tools of phase \"{phase}\""),
+                // The phase is public: named unquoted, so no viewer's copy
+                // of the message loses it.
+                format!("{ty} is not one of the tools of phase {phase}"),
             ));
         }
         Ok(Gate {

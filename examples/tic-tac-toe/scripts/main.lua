@@ -65,3 +65,17 @@ end
 function on_zone_entered(event)
   if event.data.zoneId == "board" then storage.on_board = (storage.on_board or 0) + 1 end
 end
+
+-- The match contract (docs/match.md): the seat to move is acting; the
+-- result comes from is_terminal/score once a line or a full board ends it.
+function participation(seat)
+  if storage.winner or storage.draw then return "finished" end
+  return seat == turn() and "acting" or "waiting"
+end
+
+function is_terminal() return storage.winner ~= nil or storage.draw == true end
+
+function score()
+  if storage.draw then return { x = 0.5, o = 0.5 } end
+  return { [storage.winner] = 1, [storage.winner == "x" and "o" or "x"] = 0 }
+end
