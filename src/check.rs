@@ -67,13 +67,17 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
         }
     }
     c.modules(warnings);
+    c.match_config();
     // Last, load the room exactly as `run` does (scripts' top-level chunks
     // run in the sandbox, no action is processed), so `check` can never
     // pass a game that `run` refuses.
     if c.problems.is_empty() {
-        if let Err(e) = crate::package::build_room(&package, 0, (None, None)) {
-            let p = load_problem(&package, &c.text, e);
-            c.problems.push(p);
+        match crate::package::build_room(&package, 0, (None, None)) {
+            Err(e) => {
+                let p = load_problem(&package, &c.text, e);
+                c.problems.push(p);
+            }
+            Ok(room) => c.match_functions(&room),
         }
     }
     c.problems
@@ -132,6 +136,30 @@ impl Checker<'_> {
             self.manifest,
             locate_str(&self.text, s).unwrap_or(1)
         )
+    }
+
+    /// The `match` config (docs/match.md), each problem at its line.
+    fn match_config(&mut self) {
+        if let Err(CliError::Game { error, .. }) = self.package.match_config() {
+            let place = self.at(&error.path);
+            self.problem(place, format!("{}: {}", error.path, error.message));
+        }
+    }
+
+    /// What a match needs from the scripts: seed 004 requires a game with
+    /// player clocks to resolve their exhaustion (`on_host_event`).
+    fn match_functions(&mut self, room: &crate::room::Room) {
+        let Some(layer) = room.match_layer() else {
+            return;
+        };
+        let handles = room.scripts().is_some_and(|h| h.defines("on_host_event"));
+        if layer.config.player_total_ms.is_some() && !handles {
+            let place = self.at("match.timing.playerTotalMs");
+            self.problem(
+                place,
+                "match.timing.playerTotalMs is set but no global script defines on_host_event(event): the game must resolve player_time_exhausted (docs/match.md, Host events)".into(),
+            );
+        }
     }
 
     /// The starting state (when the manifest loads) and the limits.

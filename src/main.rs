@@ -45,6 +45,9 @@ enum Command {
     Check(CheckArgs),
     /// Run a room and reload the game's scripts and game.json when they change.
     Watch(WatchArgs),
+    /// Print the game's public manifest: id, seats, match defaults, phases,
+    /// and the JSON Schema of every action a seat may submit.
+    Manifest(CheckArgs),
 }
 
 #[derive(clap::Args)]
@@ -165,6 +168,7 @@ fn main() -> ExitCode {
         Command::Test(args) => return test(&args),
         Command::Check(args) => return check::check(&args.game),
         Command::Watch(args) => watch_cmd(&args),
+        Command::Manifest(args) => manifest_cmd(&args.game),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
     };
     match result {
@@ -188,6 +192,18 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `digipology manifest GAME`: the public manifest as pretty JSON.
+fn manifest_cmd(game: &Path) -> Result<(), CliError> {
+    let package = Package::load(game)?;
+    let room = package::build_room(&package, 0, (None, None))?;
+    let doc = digipology_room::matches::manifest(&package, &room);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
+    );
+    Ok(())
 }
 
 fn run(args: &RunArgs) -> Result<(), CliError> {

@@ -661,6 +661,63 @@ impl MatchLayer {
     }
 }
 
+/// The version of the public manifest's shape.
+pub const MANIFEST_VERSION: u64 = 1;
+
+/// The game module functions a game may define (docs/match.md).
+pub const GAME_FUNCTIONS: [&str; 11] = [
+    "current_phase",
+    "is_ready",
+    "participation",
+    "safe_default",
+    "on_host_event",
+    "legal_actions",
+    "observe",
+    "public_view",
+    "is_terminal",
+    "score",
+    "can_act",
+];
+
+/// A game's public manifest (seed 004: manifest): what a program needs to
+/// discover how to play it — id, seats, the match defaults, phases, the
+/// JSON Schema of every action a seat may submit (its tools), the sensing
+/// tools and which game functions the scripts define.
+pub fn manifest(package: &crate::Package, room: &crate::Room) -> Value {
+    let get = |k: &str| package.json.get(k).cloned().unwrap_or(Value::Null);
+    let layer = room.match_layer();
+    let phases = layer.and_then(|m| m.config.phases.clone());
+    let mut types: Vec<&str> = schema::player_action_types();
+    if let Some(p) = &phases {
+        types.retain(|t| p.values().any(|list| list.iter().any(|x| x == t)));
+    }
+    let tools: serde_json::Map<String, Value> = types
+        .iter()
+        .filter_map(|t| schema::action_schema(t).map(|s| ((*t).to_owned(), s)))
+        .collect();
+    let defined: Vec<&str> = GAME_FUNCTIONS
+        .iter()
+        .copied()
+        .filter(|f| room.scripts().is_some_and(|h| h.defines(f)))
+        .collect();
+    serde_json::json!({
+        "manifestVersion": MANIFEST_VERSION,
+        "id": get("id"),
+        "name": get("name"),
+        "version": get("version"),
+        "description": get("description"),
+        "seats": get("seats"),
+        "defaultSeats": package.seats().len(),
+        "settings": get("settings"),
+        "match": layer.map(|m| m.config.to_json()),
+        "phases": phases,
+        "tools": tools,
+        "sensing": layer.map(|m| m.config.sensing.keys().cloned().collect::<Vec<_>>()).unwrap_or_default(),
+        "functions": defined,
+        "observation": ["seq", "seat", "phase", "participation", "clocks", "resources", "view", "legalActions", "result"],
+    })
+}
+
 /// What the room tells the layer about one processed action.
 pub struct Processed<'a> {
     /// Its events.
