@@ -152,6 +152,16 @@ impl Checker<'_> {
         let Some(layer) = room.match_layer() else {
             return;
         };
+        for name in layer.config.sensing.keys() {
+            let function = format!("sense_{name}");
+            if !room.scripts().is_some_and(|h| h.defines(&function)) {
+                let place = self.at(&format!("match.sensing.{name}"));
+                self.problem(
+                    place,
+                    format!("match.sensing.{name}: no global script defines {function}(seat, input), which answers this sensing tool"),
+                );
+            }
+        }
         let handles = room.scripts().is_some_and(|h| h.defines("on_host_event"));
         if layer.config.player_total_ms.is_some() && !handles {
             let place = self.at("match.timing.playerTotalMs");

@@ -351,6 +351,7 @@ macro_rules! action_registry {
             MatchFinish => "match.finish", player: Never, script: true, system: true, apply: matches::finish();
             MatchAbort => "match.abort", player: Never, script: true, system: true, apply: matches::abort();
             MatchHostEvent => "match.host_event", player: Never, script: false, system: true, apply: matches::host_event();
+            MatchSense => "match.sense", player: Always, script: false, system: false, apply: matches::sense();
         }
     };
 }

@@ -502,6 +502,17 @@ events! {
         /// The phase it happened in (null when the game has none).
         phase: Option<String> => "phase",
     }
+    /// `match.sensed`: a sensing tool's answer (shown only to its seat).
+    MatchSensed = "match.sensed" {
+        /// The seat that asked.
+        seat: Id => "seat",
+        /// The sensing tool.
+        name: String => "name",
+        /// What it was asked.
+        input: Value => "input",
+        /// Its answer.
+        answer: Value => "answer",
+    }
     /// `action.rejected` (produced by the transaction runner).
     ActionRejected = "action.rejected" {
         /// The action's type, when one could be read.

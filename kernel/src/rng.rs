@@ -144,6 +144,16 @@ impl Rng {
         }
     }
 
+    /// The generator's four state words.
+    pub fn words(&self) -> [u64; 4] {
+        self.s
+    }
+
+    /// A generator resumed from its four state words.
+    pub fn from_words(s: [u64; 4]) -> Rng {
+        Rng { s }
+    }
+
     /// Canonical form: the four words as 16-digit lowercase hex strings.
     pub fn to_value(&self) -> Value {
         object([

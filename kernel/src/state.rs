@@ -127,6 +127,19 @@ impl State {
         }
     }
 
+    /// A seed for a stream of the room's own (the match's sensing RNG,
+    /// docs/match.md): derived from the room's secret — so from the seed —
+    /// and `label`, independent of the gameplay RNG.
+    pub fn derived_seed(&self, label: &str) -> u64 {
+        let mut h = blake3::Hasher::new_keyed(&self.alias_key);
+        h.update(b"digipology stream ");
+        h.update(label.as_bytes());
+        let bytes = h.finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&bytes.as_bytes()[..8]);
+        u64::from_le_bytes(first)
+    }
+
     /// Adds an entity to a live room (index and spatial index included).
     pub(crate) fn insert_live(&mut self, entity: Entity) -> Option<EntityKey> {
         if self.index.contains_key(&entity.id) {

@@ -21,6 +21,9 @@ pub enum Access<'a, 'b, 'c> {
     Load(&'a State),
     /// An event handler: reads and writes through the transaction.
     Handler(&'a mut ScriptCtx<'b, 'c>),
+    /// A sensing tool (docs/match.md): read-only, its randomness from the
+    /// match's own sensing stream.
+    Sense(&'a State, &'a mut digipology_kernel::rng::Rng),
 }
 
 /// Context of one callback.
@@ -99,7 +102,7 @@ pub(crate) fn ok_true() -> mlua::Result<MultiValue> {
 impl Call<'_, '_, '_> {
     pub(crate) fn state(&self) -> &State {
         match &self.access {
-            Access::Guard(s) | Access::Load(s) => s,
+            Access::Guard(s) | Access::Load(s) | Access::Sense(s, _) => s,
             Access::Handler(ctx) => ctx.state(),
         }
     }
@@ -115,6 +118,13 @@ impl Call<'_, '_, '_> {
                     format!(
                         "guards are read-only: a guard cannot {what} (do it in an event handler)"
                     ),
+                    "guard_mutation",
+                ))
+            }
+            Access::Sense(..) => {
+                self.shared.fail(ScriptErrorKind::GuardMutation);
+                Some((
+                    format!("sensing tools are read-only: a sensing call cannot {what}"),
                     "guard_mutation",
                 ))
             }
@@ -232,29 +242,35 @@ impl Call<'_, '_, '_> {
         ))
     }
 
-    /// `random_float()`: a canonical draw in [0, 1) (handlers only).
+    /// `random_float()`: a canonical draw in [0, 1) (handlers; a sensing
+    /// call draws from the match's sensing stream).
     pub fn random_float(&mut self, lua: &Lua) -> mlua::Result<MultiValue> {
-        if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
-            return refusal(lua, &msg, kind);
-        }
-        let Access::Handler(ctx) = &mut self.access else {
-            return ret(LuaValue::Nil);
+        let bits = match &mut self.access {
+            Access::Sense(_, rng) => rng.next_u64() >> 11,
+            _ => {
+                if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
+                    return refusal(lua, &msg, kind);
+                }
+                let Access::Handler(ctx) = &mut self.access else {
+                    return ret(LuaValue::Nil);
+                };
+                ctx.random_u64() >> 11
+            }
         };
-        let bits = ctx.random_u64() >> 11;
         // Exact: `bits` < 2^53, and 2^53 is a power of two.
         #[allow(clippy::cast_precision_loss)]
         let x = bits as f64 / (1u64 << 53) as f64;
         ret(LuaValue::Number(x))
     }
 
-    /// `random_below(n)`: a canonical draw in [0, n) (handlers only).
+    /// `random_below(n)`: a canonical draw in [0, n) (handlers; a sensing
+    /// call draws from the match's sensing stream).
     pub fn random_below(&mut self, lua: &Lua, n: &LuaValue) -> mlua::Result<MultiValue> {
-        if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
-            return refusal(lua, &msg, kind);
+        if !matches!(self.access, Access::Sense(..)) {
+            if let Some((msg, kind)) = self.write_refusal("draw random numbers") {
+                return refusal(lua, &msg, kind);
+            }
         }
-        let Access::Handler(ctx) = &mut self.access else {
-            return ret(LuaValue::Nil);
-        };
         let n = match *n {
             LuaValue::Integer(n) if n > 0 => n.unsigned_abs(),
             // Exact: an integral double in 1 .. 9e15.
@@ -262,7 +278,12 @@ impl Call<'_, '_, '_> {
             LuaValue::Number(n) if n >= 1.0 && n.fract() == 0.0 && n < 9.0e15 => n as u64,
             _ => return refusal(lua, "random: the interval is empty or too large", "runtime"),
         };
-        let draw = i64::try_from(ctx.random_below(n)).unwrap_or(i64::MAX);
+        let draw = match &mut self.access {
+            Access::Sense(_, rng) => rng.below(n.max(1)),
+            Access::Handler(ctx) => ctx.random_below(n),
+            _ => return ret(LuaValue::Nil),
+        };
+        let draw = i64::try_from(draw).unwrap_or(i64::MAX);
         ret(LuaValue::Integer(draw))
     }
 

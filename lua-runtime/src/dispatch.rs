@@ -367,6 +367,40 @@ impl LuaHost {
         name: &str,
         args: &[Value],
     ) -> Option<Result<Value, ScriptFailure>> {
+        self.query_with(state, name, args, None)
+    }
+
+    /// A sensing tool's answer (docs/match.md, Sensing tools):
+    /// [`LuaHost::query`] of `sense_<name>(seat, input)`, whose randomness
+    /// (`math.random`, `random`) comes from `rng` — the match's own
+    /// sensing stream, never the game's.
+    ///
+    /// # Errors
+    /// As [`LuaHost::query`].
+    pub fn sense(
+        &mut self,
+        state: &State,
+        name: &str,
+        seat: &str,
+        input: &Value,
+        rng: &mut digipology_kernel::rng::Rng,
+    ) -> Option<Result<Value, ScriptFailure>> {
+        let function = format!("sense_{name}");
+        self.query_with(
+            state,
+            &function,
+            &[Value::from(seat), input.clone()],
+            Some(rng),
+        )
+    }
+
+    fn query_with(
+        &mut self,
+        state: &State,
+        name: &str,
+        args: &[Value],
+        rng: Option<&mut digipology_kernel::rng::Rng>,
+    ) -> Option<Result<Value, ScriptFailure>> {
         let (index, f) = self.global_function(name)?;
         self.reset_budget();
         let b = &self.bindings[index];
@@ -381,7 +415,11 @@ impl LuaHost {
         }
         let call = &self.query_call;
         let invoke = || call.call::<crate::host::Answer>(all);
-        let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
+        let access = match rng {
+            Some(r) => Access::Sense(state, r),
+            None => Access::Guard(state),
+        };
+        let answer = self.call(invoke, access, &b.script_id, &b.binding_id);
         Some(match answer {
             Ok(_)
                 if matches!(

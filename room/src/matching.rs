@@ -27,11 +27,15 @@ const SCHEMA_CODES: [RejectCode; 9] = [
 ];
 
 /// What the checks before the kernel decided.
+#[derive(Default)]
 struct Gate {
     /// The seat of the seated player who sent it.
     seat: Option<String>,
     /// Whether it passed its schema (and so is metered).
     metered: bool,
+    /// The action the kernel processes instead (a sensing call with its
+    /// answer).
+    replaced: Option<Value>,
 }
 
 impl Room {
@@ -72,10 +76,7 @@ impl Room {
     /// the result, the schema, the action charge, the phase's tools.
     fn gate(&mut self, action: &Value) -> Result<Gate, Rejection> {
         let Some(layer) = self.matchup.as_deref_mut() else {
-            return Ok(Gate {
-                seat: None,
-                metered: false,
-            });
+            return Ok(Gate::default());
         };
         if layer.is_over() {
             return Err(Rejection::new(
@@ -95,18 +96,29 @@ impl Room {
         let Some(seat_id) = seat.clone() else {
             return Ok(Gate {
                 seat,
-                metered: false,
+                ..Gate::default()
             });
         };
         if self.origin == Origin::SafeDefault {
             return Ok(Gate {
                 seat,
-                metered: false,
+                ..Gate::default()
             });
         }
         let ty = action.get("type").and_then(Value::as_str).unwrap_or("");
         let null = Value::Null;
         schema::check(ty, action.get("payload").unwrap_or(&null))?;
+        if ty == "match.sense" {
+            let replaced = self.sense(action, &seat_id)?;
+            return Ok(Gate {
+                seat,
+                metered: false,
+                replaced: Some(replaced),
+            });
+        }
+        let Some(layer) = self.matchup.as_deref_mut() else {
+            return Ok(Gate::default());
+        };
         if let Some(c) = layer.config.action.clone() {
             let have = layer.balance(&seat_id, &c.resource);
             if have < c.cost {
@@ -134,7 +146,84 @@ impl Room {
         Ok(Gate {
             seat,
             metered: true,
+            replaced: None,
         })
+    }
+
+    /// A sensing call (docs/match.md, Sensing tools): the tool must be
+    /// offered and paid for; its answer comes from `sense_<name>(seat,
+    /// input)` run read-only with the match's sensing RNG. The call as the
+    /// kernel takes it, with the answer.
+    fn sense(&mut self, action: &Value, seat: &str) -> Result<Value, Rejection> {
+        let name = action
+            .pointer("/payload/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let input = action
+            .pointer("/payload/input")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let layer = self
+            .matchup
+            .as_deref_mut()
+            .ok_or_else(|| Rejection::new(RejectCode::NoMatch, "this room runs no match"))?;
+        let Some(charge) = layer.config.sensing.get(&name).cloned() else {
+            return Err(Rejection::new(
+                RejectCode::InvalidValue,
+                format!("payload.name: the match offers no sensing tool {name}"),
+            ));
+        };
+        let have = layer.balance(seat, &charge.resource);
+        if have < charge.cost {
+            return Err(Rejection::new(
+                RejectCode::ResourceExhausted,
+                format!(
+                    "sensing with {name} costs {} {} and this seat has {have} left",
+                    charge.cost, charge.resource
+                ),
+            ));
+        }
+        let mut rng = layer
+            .book
+            .sense_rng
+            .as_deref()
+            .and_then(crate::matches::rng_from_words)
+            .unwrap_or_else(|| digipology_kernel::rng::Rng::from_seed(0));
+        let input_value = digipology_kernel::Value::from_json(&input).map_err(|e| {
+            Rejection::new(
+                RejectCode::InvalidValue,
+                format!("payload.input: {}", e.message),
+            )
+        })?;
+        let state = self.kernel.state();
+        let answer = match self.scripts.as_deref_mut() {
+            Some(h) => h.sense(state, &name, seat, &input_value, &mut rng),
+            None => None,
+        };
+        let answer = match answer {
+            Some(Ok(v)) => v.to_json(),
+            None => {
+                return Err(Rejection::new(
+                    RejectCode::InvalidValue,
+                    format!("payload.name: the game defines no sense_{name}"),
+                ))
+            }
+            Some(Err(f)) => {
+                let line = format!("sense_{name} failed: {}", f.message);
+                self.notice(&line);
+                return Err(Rejection::new(RejectCode::ScriptError, line));
+            }
+        };
+        if let Some(layer) = self.matchup.as_deref_mut() {
+            layer.charge(seat, &charge.resource, charge.cost);
+            layer.book.sense_rng = Some(crate::matches::rng_words(&rng));
+        }
+        let mut replaced = action.clone();
+        if let Some(p) = replaced.get_mut("payload").and_then(Value::as_object_mut) {
+            p.insert("answer".into(), answer);
+        }
+        Ok(replaced)
     }
 
     /// Charges a game-rejected attempt; whether the seat's retries are now
@@ -180,7 +269,7 @@ impl Room {
             }
             Ok(gate) => {
                 let (kernel, host) = self.parts();
-                let out = kernel.process_json(&action, host);
+                let out = kernel.process_json(gate.replaced.as_ref().unwrap_or(&action), host);
                 if gate.metered {
                     if let (Some(seat), Some(r)) = (&gate.seat, out.rejection()) {
                         let charged =

@@ -84,6 +84,14 @@ function on_host_event(event)
   end
 end
 
+-- A sensing tool: `{"type":"match.sense","payload":{"name":"oracle"}}`.
+-- Read-only; its math.random draws from the match's sensing stream, so
+-- asking never changes the game's own randomness. The answer goes only to
+-- the seat that asked.
+function sense_oracle(seat, input)
+  return { suggestion = THROWS[math.random(3)], round = storage.round }
+end
+
 function is_terminal()
   return storage.round ~= nil and storage.round > rounds()
 end

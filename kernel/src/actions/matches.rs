@@ -126,3 +126,41 @@ pub(crate) fn host_event(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejec
     });
     Ok(())
 }
+
+/// A sensing tool's answer, computed by the room before the action
+/// (docs/match.md, Sensing tools): `{name, input, answer}` from a seated
+/// player. The room adds `answer`; a seat's own input never carries one
+/// (the room's schema check refuses it).
+pub(crate) fn sense(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["name", "input", "answer"])?;
+    let name = p.str("name")?.to_owned();
+    let input = json_value(p.opt("input"), "input")?;
+    let answer = json_value(p.opt("answer"), "answer")?;
+    need_match(txn, "match.sense")?;
+    let player = action.source.player_id().unwrap_or_default();
+    let Some(seat) = txn.state().seat_of(player).cloned() else {
+        return reject(
+            RejectCode::InvalidValue,
+            format!("match.sense: player \"{player}\" has no seat"),
+        );
+    };
+    txn.emit(EventKind::MatchSensed {
+        seat,
+        name,
+        input,
+        answer,
+    });
+    Ok(())
+}
+
+fn json_value(v: Option<serde_json::Value>, key: &str) -> Result<Value, Rejection> {
+    match v {
+        None => Ok(Value::Null),
+        Some(j) => Value::from_json(&j).map_err(|e| {
+            Rejection::new(
+                RejectCode::InvalidValue,
+                format!("payload.{key}: {}", e.message),
+            )
+        }),
+    }
+}

@@ -29,6 +29,7 @@ impl State {
             {
                 return false
             }
+            EventKind::MatchSensed { seat, .. } if viewer.seat() != Some(seat) => return false,
             EventKind::TimerRegistered { .. }
             | EventKind::TimerCanceled { .. }
             | EventKind::TimerFired { .. } => return false,

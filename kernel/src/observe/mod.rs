@@ -38,7 +38,8 @@ impl Viewer {
         }
     }
 
-    fn seat(&self) -> Option<&Id> {
+    /// The seat, for a seat's viewer.
+    pub fn seat(&self) -> Option<&Id> {
         match self {
             Viewer::Seat(s) => Some(s),
             _ => None,

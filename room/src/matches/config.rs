@@ -435,10 +435,13 @@ impl MatchConfig {
         })
     }
 
-    /// The phase names the config knows (phases, then phase limits).
+    /// Whether a seat may use `action_type` in `phase`.
     pub fn phase_allows(&self, phase: Option<&str>, action_type: &str) -> bool {
         match (&self.phases, phase) {
             (None, _) => true,
+            // Sensing tools are open to every seat in every phase (seed
+            // 004: waiting seats may use them).
+            _ if action_type == "match.sense" => true,
             (Some(p), Some(name)) => p
                 .get(name)
                 .is_some_and(|types| types.iter().any(|t| t == action_type)),

@@ -104,6 +104,11 @@ pub struct Book {
     pub result: Option<MatchResult>,
     /// Seats by id.
     pub seats: BTreeMap<String, SeatBook>,
+    /// The sensing tools' RNG (its four state words in hex), when the
+    /// match offers sensing tools: seeded from the room's seed, apart from
+    /// the game's RNG.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sense_rng: Option<Vec<String>>,
 }
 
 /// A host event (seed 004: trusted expiry) the room sequences.
@@ -189,6 +194,10 @@ impl MatchLayer {
                 )
             })
             .collect();
+        let sense_rng = (!config.sensing.is_empty()).then(|| {
+            let rng = digipology_kernel::rng::Rng::from_seed(state.derived_seed("sensing"));
+            rng_words(&rng)
+        });
         MatchLayer {
             config,
             book: Book {
@@ -197,6 +206,7 @@ impl MatchLayer {
                 phases_begun: 0,
                 result: None,
                 seats,
+                sense_rng,
             },
             seat_order,
         }
@@ -659,6 +669,24 @@ impl MatchLayer {
                 )
             })
     }
+}
+
+/// A generator's state words as the book keeps them.
+pub fn rng_words(rng: &digipology_kernel::rng::Rng) -> Vec<String> {
+    rng.words().iter().map(|w| format!("{w:016x}")).collect()
+}
+
+/// A generator back from the book's words (`None` when they are not four
+/// 16-digit hex words).
+pub fn rng_from_words(words: &[String]) -> Option<digipology_kernel::rng::Rng> {
+    let mut s = [0u64; 4];
+    if words.len() != 4 {
+        return None;
+    }
+    for (w, text) in s.iter_mut().zip(words) {
+        *w = u64::from_str_radix(text, 16).ok()?;
+    }
+    Some(digipology_kernel::rng::Rng::from_words(s))
 }
 
 /// The version of the public manifest's shape.

@@ -107,6 +107,10 @@ const PLAYER_ACTIONS: &[(&str, &[Field])] = &[
             ("response", Shape::Any, true),
         ],
     ),
+    (
+        "match.sense",
+        &[("name", Shape::Id, true), ("input", Shape::Any, false)],
+    ),
 ];
 
 /// The action types a seat may submit.
