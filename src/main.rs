@@ -35,7 +35,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Start a room for GAME and process ordered actions; events go out as JSONL.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the scenario tests under each game's tests/ folder.
     Test(TestArgs),
     /// Re-run a recorded room (`run --record`) and verify every state hash.
@@ -224,23 +224,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
         .to_owned();
     room.fires_max = args.max_end_fires;
     room.view = viewer(&args.view, &package.seats())?;
-    if let Some(file) = &args.match_config {
-        let config = package::match_config_file(file)?;
-        package::apply_match(&mut room, config, file)?;
-    }
-    if let Some(dest) = &args.observations {
-        let out: Box<dyn Write> = if dest == "-" {
-            Box::new(io::stderr())
-        } else {
-            Box::new(BufWriter::new(File::create(dest).map_err(|e| {
-                CliError::Io {
-                    path: PathBuf::from(dest),
-                    message: e.to_string(),
-                }
-            })?))
-        };
-        room.observe_to(room.view.clone(), out);
-    }
+    match_options(&mut room, args)?;
     if let Some(path) = &args.record {
         start_record(&mut room, args, path, &game_id)?;
     }
@@ -295,6 +279,28 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     room.flush_observations().map_err(io_err)?;
     write_outputs(&mut room, args, &game_id)?;
     report(&mut room, &args.view);
+    Ok(())
+}
+
+/// `--match` (the room's own match config) and `--observations`.
+fn match_options(room: &mut Room, args: &RunArgs) -> Result<(), CliError> {
+    if let Some(file) = &args.match_config {
+        let config = package::match_config_file(file)?;
+        package::apply_match(room, config, file)?;
+    }
+    if let Some(dest) = &args.observations {
+        let out: Box<dyn Write> = if dest == "-" {
+            Box::new(io::stderr())
+        } else {
+            Box::new(BufWriter::new(File::create(dest).map_err(|e| {
+                CliError::Io {
+                    path: PathBuf::from(dest),
+                    message: e.to_string(),
+                }
+            })?))
+        };
+        room.observe_to(room.view.clone(), out);
+    }
     Ok(())
 }
 

@@ -155,11 +155,7 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
     let mut room =
         crate::package::build_room(&package, seed, (None, None)).map_err(|e| e.to_string())?;
     crate::notices_to_stderr(&mut room);
-    if let Some(m) = obj.get("match") {
-        let config =
-            crate::package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
-        crate::package::apply_match(&mut room, config, file).map_err(|e| e.to_string())?;
-    }
+    scenario_match(&mut room, obj, file)?;
     let seats = package.seats();
     let players: Vec<String> = match obj.get("players") {
         None => Vec::new(),
@@ -210,6 +206,19 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         step_once(&mut room, step).map_err(|e| format!("step {n}: {e}"))?;
     }
     Ok(())
+}
+
+/// A scenario's own match config (`"match"`), replacing the game's.
+fn scenario_match(
+    room: &mut Room,
+    obj: &serde_json::Map<String, Value>,
+    file: &Path,
+) -> Result<(), String> {
+    let Some(m) = obj.get("match") else {
+        return Ok(());
+    };
+    let config = crate::package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
+    crate::package::apply_match(room, config, file).map_err(|e| e.to_string())
 }
 
 fn events_of(buf: &[u8]) -> Vec<Value> {

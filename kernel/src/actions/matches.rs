@@ -1,4 +1,4 @@
-//! match.finish, match.abort, match.host_event.
+//! match.finish, match.abort, match.host_event, match.sense.
 //!
 //! The match contract (docs/match.md): the room keeps the match's
 //! bookkeeping under the state's `match` key; these rows only announce, as

@@ -195,6 +195,162 @@ fn limited<'a>(m: &'a Map<String, Value>, path: &str) -> Checked<&'a Map<String,
     Ok(m)
 }
 
+/// The config's sub-objects, each optional (an absent one is empty).
+fn section(
+    top: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Checked<(Map<String, Value>, String)> {
+    let p = format!("{path}.{key}");
+    match top.get(key) {
+        None | Some(Value::Null) => Ok((Map::new(), p)),
+        Some(v) => object(v, &p).map(|m| (m.clone(), p)),
+    }
+}
+
+fn phase_limits(timing: &Map<String, Value>, tpath: &str) -> Checked<BTreeMap<String, PhaseLimit>> {
+    let (limits, lpath) = section(timing, "phaseLimits", tpath)?;
+    let mut out = BTreeMap::new();
+    for (name, limit) in limited(&limits, &lpath)? {
+        let p = format!("{lpath}.{name}");
+        let l = object(limit, &p)?;
+        only(l, &["ms", "closure"], &p)?;
+        let ms = int_in(
+            l.get("ms").unwrap_or(&Value::Null),
+            &format!("{p}.ms"),
+            1,
+            MS_MAX,
+        )?;
+        let closure = match l.get("closure").and_then(Value::as_str) {
+            Some("ready_or_deadline") => Closure::ReadyOrDeadline,
+            Some("deadline") => Closure::Deadline,
+            _ => {
+                return bad(
+                    &format!("{p}.closure"),
+                    "must be \"ready_or_deadline\" or \"deadline\"",
+                )
+            }
+        };
+        out.insert(name.clone(), PhaseLimit { ms, closure });
+    }
+    Ok(out)
+}
+
+fn resources(top: &Map<String, Value>, path: &str) -> Checked<BTreeMap<String, Resource>> {
+    let (all, rpath) = section(top, "resources", path)?;
+    let mut out = BTreeMap::new();
+    for (name, r) in limited(&all, &rpath)? {
+        let p = format!("{rpath}.{name}");
+        let o = object(r, &p)?;
+        only(o, &["amount", "reset", "visibility"], &p)?;
+        let amount = int_in(
+            o.get("amount").unwrap_or(&Value::Null),
+            &format!("{p}.amount"),
+            0,
+            AMOUNT_MAX,
+        )?;
+        let reset = match o.get("reset").and_then(Value::as_str) {
+            Some("match") => Reset::Match,
+            Some("phase") => Reset::Phase,
+            Some("decision") => Reset::Decision,
+            _ => {
+                return bad(
+                    &format!("{p}.reset"),
+                    "must be \"match\", \"phase\" or \"decision\"",
+                )
+            }
+        };
+        let visibility = visibility(o.get("visibility"), &format!("{p}.visibility"))?;
+        out.insert(
+            name.clone(),
+            Resource {
+                amount,
+                reset,
+                visibility,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// A `{resource, cost}` charge (`None` when absent or null).
+fn charge(
+    v: Option<&Value>,
+    p: &str,
+    resources: &BTreeMap<String, Resource>,
+) -> Checked<Option<Charge>> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let o = object(v, p)?;
+    only(o, &["resource", "cost"], p)?;
+    let resource = match o.get("resource").and_then(Value::as_str) {
+        Some(r) if resources.contains_key(r) => r.to_owned(),
+        _ => {
+            return bad(
+                &format!("{p}.resource"),
+                "must name a resource declared under match.resources",
+            )
+        }
+    };
+    let cost = int_in(
+        o.get("cost").unwrap_or(&Value::Null),
+        &format!("{p}.cost"),
+        0,
+        AMOUNT_MAX,
+    )?;
+    Ok(Some(Charge { resource, cost }))
+}
+
+fn phases(
+    top: &Map<String, Value>,
+    path: &str,
+    action_types: &[&str],
+) -> Checked<Option<BTreeMap<String, Vec<String>>>> {
+    let v = match top.get("phases") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let ppath = format!("{path}.phases");
+    let mut out = BTreeMap::new();
+    for (name, tools) in limited(object(v, &ppath)?, &ppath)? {
+        let p = format!("{ppath}.{name}");
+        let Some(list) = tools.as_array() else {
+            return bad(&p, "must be a list of action types");
+        };
+        let mut types = Vec::new();
+        for (i, t) in list.iter().enumerate() {
+            match t.as_str() {
+                Some(t) if action_types.contains(&t) => types.push(t.to_owned()),
+                _ => {
+                    return bad(
+                        &format!("{p}[{i}]"),
+                        format!(
+                            "must be an action type a seat may submit ({})",
+                            action_types.join(", ")
+                        ),
+                    )
+                }
+            }
+        }
+        out.insert(name.clone(), types);
+    }
+    Ok(Some(out))
+}
+
+fn rules(top: &Map<String, Value>, path: &str) -> Checked<Map<String, Value>> {
+    let (rules, rpath) = section(top, "rules", path)?;
+    for (k, v) in &rules {
+        if !(v.is_boolean() || v.is_number() || v.is_string()) {
+            return bad(
+                &format!("{rpath}.{k}"),
+                "rules are flat: a boolean, number or string",
+            );
+        }
+    }
+    Ok(rules)
+}
+
 impl MatchConfig {
     /// Reads and checks a `match` object. `action_types` are the action
     /// types a seat may submit (phases may name only those); `path` is
@@ -216,11 +372,9 @@ impl MatchConfig {
             ],
             path,
         )?;
-        let null = Value::Object(Map::new());
-        let tpath = format!("{path}.timing");
-        let timing = object(top.get("timing").unwrap_or(&null), &tpath)?;
+        let (timing, tpath) = section(top, "timing", path)?;
         only(
-            timing,
+            &timing,
             &[
                 "playerTotalMs",
                 "decisionLimitMs",
@@ -229,166 +383,41 @@ impl MatchConfig {
             ],
             &tpath,
         )?;
-        let mut phase_limits = BTreeMap::new();
-        let lpath = format!("{tpath}.phaseLimits");
-        for (name, limit) in limited(
-            object(timing.get("phaseLimits").unwrap_or(&null), &lpath)?,
-            &lpath,
-        )? {
-            let p = format!("{lpath}.{name}");
-            let l = object(limit, &p)?;
-            only(l, &["ms", "closure"], &p)?;
-            let ms = int_in(
-                l.get("ms").unwrap_or(&Value::Null),
-                &format!("{p}.ms"),
-                1,
-                MS_MAX,
-            )?;
-            let closure = match l.get("closure").and_then(Value::as_str) {
-                Some("ready_or_deadline") => Closure::ReadyOrDeadline,
-                Some("deadline") => Closure::Deadline,
-                _ => {
-                    return bad(
-                        &format!("{p}.closure"),
-                        "must be \"ready_or_deadline\" or \"deadline\"",
-                    )
-                }
-            };
-            phase_limits.insert(name.clone(), PhaseLimit { ms, closure });
-        }
-        let mut resources = BTreeMap::new();
-        let rpath = format!("{path}.resources");
-        for (name, r) in limited(
-            object(top.get("resources").unwrap_or(&null), &rpath)?,
-            &rpath,
-        )? {
-            let p = format!("{rpath}.{name}");
-            let o = object(r, &p)?;
-            only(o, &["amount", "reset", "visibility"], &p)?;
-            let amount = int_in(
-                o.get("amount").unwrap_or(&Value::Null),
-                &format!("{p}.amount"),
-                0,
-                AMOUNT_MAX,
-            )?;
-            let reset = match o.get("reset").and_then(Value::as_str) {
-                Some("match") => Reset::Match,
-                Some("phase") => Reset::Phase,
-                Some("decision") => Reset::Decision,
-                _ => {
-                    return bad(
-                        &format!("{p}.reset"),
-                        "must be \"match\", \"phase\" or \"decision\"",
-                    )
-                }
-            };
-            let visibility = visibility(o.get("visibility"), &format!("{p}.visibility"))?;
-            resources.insert(
-                name.clone(),
-                Resource {
-                    amount,
-                    reset,
-                    visibility,
-                },
-            );
-        }
-        let charge = |v: Option<&Value>, p: &str| -> Checked<Option<Charge>> {
-            let Some(v) = v else { return Ok(None) };
-            if v.is_null() {
-                return Ok(None);
-            }
-            let o = object(v, p)?;
-            only(o, &["resource", "cost"], p)?;
-            let resource = match o.get("resource").and_then(Value::as_str) {
-                Some(r) if resources.contains_key(r) => r.to_owned(),
-                _ => {
-                    return bad(
-                        &format!("{p}.resource"),
-                        "must name a resource declared under match.resources",
-                    )
-                }
-            };
-            let cost = int_in(
-                o.get("cost").unwrap_or(&Value::Null),
-                &format!("{p}.cost"),
-                0,
-                AMOUNT_MAX,
-            )?;
-            Ok(Some(Charge { resource, cost }))
-        };
-        let mpath = format!("{path}.metering");
-        let metering = object(top.get("metering").unwrap_or(&null), &mpath)?;
-        only(metering, &["action", "invalidAction"], &mpath)?;
-        let action = charge(metering.get("action"), &format!("{mpath}.action"))?;
+        let phase_limits = phase_limits(&timing, &tpath)?;
+        let resources = resources(top, path)?;
+        let (metering, mpath) = section(top, "metering", path)?;
+        only(&metering, &["action", "invalidAction"], &mpath)?;
+        let action = charge(
+            metering.get("action"),
+            &format!("{mpath}.action"),
+            &resources,
+        )?;
         let invalid_action = charge(
             metering.get("invalidAction"),
             &format!("{mpath}.invalidAction"),
+            &resources,
         )?;
         let mut sensing = BTreeMap::new();
-        let spath = format!("{path}.sensing");
-        for (name, s) in limited(object(top.get("sensing").unwrap_or(&null), &spath)?, &spath)? {
+        let (tools, spath) = section(top, "sensing", path)?;
+        for (name, s) in limited(&tools, &spath)? {
             let p = format!("{spath}.{name}");
-            match charge(Some(s), &p)? {
+            match charge(Some(s), &p, &resources)? {
                 Some(c) => sensing.insert(name.clone(), c),
                 None => return bad(&p, "must be {resource, cost}"),
             };
         }
-        let phases = match top.get("phases") {
-            None | Some(Value::Null) => None,
-            Some(v) => {
-                let ppath = format!("{path}.phases");
-                let mut out = BTreeMap::new();
-                for (name, tools) in limited(object(v, &ppath)?, &ppath)? {
-                    let p = format!("{ppath}.{name}");
-                    let Some(list) = tools.as_array() else {
-                        return bad(&p, "must be a list of action types");
-                    };
-                    let mut types = Vec::new();
-                    for (i, t) in list.iter().enumerate() {
-                        match t.as_str() {
-                            Some(t) if action_types.contains(&t) => types.push(t.to_owned()),
-                            _ => {
-                                return bad(
-                                    &format!("{p}[{i}]"),
-                                    format!(
-                                        "must be an action type a seat may submit ({})",
-                                        action_types.join(", ")
-                                    ),
-                                )
-                            }
-                        }
-                    }
-                    out.insert(name.clone(), types);
-                }
-                Some(out)
-            }
-        };
+        let phases = phases(top, path, action_types)?;
         for name in phase_limits.keys() {
             if phases.as_ref().is_some_and(|p| !p.contains_key(name)) {
                 return bad(
-                    &format!("{lpath}.{name}"),
+                    &format!("{tpath}.phaseLimits.{name}"),
                     "names a phase that match.phases does not list",
                 );
             }
         }
-        let rules = match top.get("rules") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => {
-                for (k, v) in m {
-                    if !(v.is_boolean() || v.is_number() || v.is_string()) {
-                        return bad(
-                            &format!("{path}.rules.{k}"),
-                            "rules are flat: a boolean, number or string",
-                        );
-                    }
-                }
-                m.clone()
-            }
-            Some(_) => return bad(&format!("{path}.rules"), "must be an object"),
-        };
         Ok(MatchConfig {
-            player_total_ms: ms_or_null(timing, "playerTotalMs", &tpath)?,
-            decision_limit_ms: ms_or_null(timing, "decisionLimitMs", &tpath)?,
+            player_total_ms: ms_or_null(&timing, "playerTotalMs", &tpath)?,
+            decision_limit_ms: ms_or_null(&timing, "decisionLimitMs", &tpath)?,
             phase_limits,
             clock_visibility: visibility(
                 timing.get("clockVisibility"),
@@ -399,7 +428,7 @@ impl MatchConfig {
             invalid_action,
             sensing,
             phases,
-            rules,
+            rules: rules(top, path)?,
         })
     }
 

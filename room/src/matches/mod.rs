@@ -391,61 +391,76 @@ impl MatchLayer {
         mut host: Option<&mut LuaHost>,
         notices: &mut Vec<String>,
     ) -> Vec<FollowUp> {
-        let mut follow = Vec::new();
-        let mut closed_phase = false;
-        for e in processed.events {
-            match &e.kind {
-                EventKind::MatchOver { scores } => {
-                    if self.book.result.is_none() {
-                        let scores = match scores {
-                            digipology_kernel::Value::Object(m) => m
-                                .iter()
-                                .filter_map(|(k, v)| match v {
-                                    digipology_kernel::Value::Number(_) => {
-                                        Some((k.clone(), v.to_json()))
-                                    }
-                                    _ => None,
-                                })
-                                .collect(),
-                            _ => BTreeMap::new(),
-                        };
-                        self.book.result = Some(MatchResult::MatchOver { scores });
-                    }
-                }
-                EventKind::MatchAborted { reason } => {
-                    if self.book.result.is_none() {
-                        self.book.result = Some(MatchResult::MatchAborted {
-                            reason: reason.clone(),
-                        });
-                    }
-                }
-                EventKind::MatchHostEvent { kind, seat, .. } => {
-                    self.on_host_event(kind, seat.as_deref(), at);
-                    if matches!(kind.as_str(), "phase_deadline" | "phase_ready") {
-                        closed_phase = true;
-                    }
-                }
-                _ => {}
-            }
-        }
+        let closed_phase = self.read_events(processed.events, at);
         if self.is_over() {
             for s in self.book.seats.values_mut() {
                 Self::stop_clock(s, at);
                 s.participation = Participation::Finished;
                 s.decision_since = None;
             }
-            return follow;
+            return Vec::new();
         }
         if processed.accepted {
-            if let Some(seat) = processed.seat {
-                if let Some(s) = self.book.seats.get_mut(seat) {
-                    s.decision_since = None;
-                }
+            if let Some(s) = processed
+                .seat
+                .and_then(|seat| self.book.seats.get_mut(seat))
+            {
+                s.decision_since = None;
             }
         }
-        // The phase: a new one when the game names another, or when the
-        // current one closed (deadline or ready) under the same name.
-        let phase = match host.as_deref_mut() {
+        self.update_phase(at, closed_phase, state, host.as_deref_mut(), notices);
+        self.update_participation(at, state, host.as_deref_mut(), notices);
+        match host {
+            Some(h) if processed.accepted && processed.autofire => {
+                self.follow_ups(closed_phase, state, h, notices)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// What an action's events tell the book: a result, a host event.
+    /// Whether a phase closed.
+    fn read_events(&mut self, events: &[digipology_kernel::Event], at: i64) -> bool {
+        let mut closed_phase = false;
+        for e in events {
+            match &e.kind {
+                EventKind::MatchOver { scores } if self.book.result.is_none() => {
+                    let scores = match scores {
+                        digipology_kernel::Value::Object(m) => m
+                            .iter()
+                            .filter(|(_, v)| matches!(v, digipology_kernel::Value::Number(_)))
+                            .map(|(k, v)| (k.clone(), v.to_json()))
+                            .collect(),
+                        _ => BTreeMap::new(),
+                    };
+                    self.book.result = Some(MatchResult::MatchOver { scores });
+                }
+                EventKind::MatchAborted { reason } if self.book.result.is_none() => {
+                    self.book.result = Some(MatchResult::MatchAborted {
+                        reason: reason.clone(),
+                    });
+                }
+                EventKind::MatchHostEvent { kind, seat, .. } => {
+                    self.on_host_event(kind, seat.as_deref(), at);
+                    closed_phase |= matches!(kind.as_str(), "phase_deadline" | "phase_ready");
+                }
+                _ => {}
+            }
+        }
+        closed_phase
+    }
+
+    /// A new phase when the game names another, or when the current one
+    /// closed (deadline or ready) under the same name.
+    fn update_phase(
+        &mut self,
+        at: i64,
+        closed: bool,
+        state: &State,
+        host: Option<&mut LuaHost>,
+        notices: &mut Vec<String>,
+    ) {
+        let phase = match host {
             Some(h) if h.defines("current_phase") => match h.query(state, "current_phase", &[]) {
                 Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
                 Some(Ok(_)) | None => None,
@@ -459,9 +474,20 @@ impl MatchLayer {
             },
             _ => None,
         };
-        if closed_phase || phase != self.book.phase {
+        if closed || phase != self.book.phase {
             self.new_phase(phase, at);
         }
+    }
+
+    /// Every seat's participation as the game answers it now, with the
+    /// clocks that start and stop with it.
+    fn update_participation(
+        &mut self,
+        at: i64,
+        state: &State,
+        mut host: Option<&mut LuaHost>,
+        notices: &mut Vec<String>,
+    ) {
         for seat in self.seat_order.clone() {
             let p = self.participation_of(&seat, state, host.as_deref_mut(), notices);
             let Some(s) = self.book.seats.get_mut(&seat) else {
@@ -480,62 +506,48 @@ impl MatchLayer {
                     }
                     self.new_decision(&seat, at);
                 }
-                (true, true) => {
-                    if s.decision_since.is_none() {
-                        self.new_decision(&seat, at);
-                    }
-                }
-                (false, false) => {}
+                (true, true) if s.decision_since.is_none() => self.new_decision(&seat, at),
+                _ => {}
             }
         }
-        if !processed.accepted || !processed.autofire {
-            return follow;
-        }
-        if let Some(h) = host {
-            // A phase that closes when the game is ready.
-            let ready_closure = self
-                .book
-                .phase
-                .as_ref()
-                .and_then(|p| self.config.phase_limits.get(p))
-                .is_some_and(|l| l.closure == Closure::ReadyOrDeadline);
-            if ready_closure && !closed_phase && h.defines("is_ready") {
-                match h.query(state, "is_ready", &[]) {
-                    Some(Ok(digipology_kernel::Value::Bool(true))) => {
-                        follow.push(FollowUp::HostEvent {
-                            kind: "phase_ready",
-                            seat: None,
-                        });
-                    }
-                    Some(Err(f)) => notices.push(format!("is_ready failed: {}", f.message)),
-                    _ => {}
+    }
+
+    /// What the room sequences after an accepted action: `phase_ready`
+    /// when a ready_or_deadline phase is ready, the result when
+    /// `is_terminal()` says so.
+    fn follow_ups(
+        &self,
+        closed_phase: bool,
+        state: &State,
+        h: &mut LuaHost,
+        notices: &mut Vec<String>,
+    ) -> Vec<FollowUp> {
+        let mut follow = Vec::new();
+        let ready_closure = self
+            .book
+            .phase
+            .as_ref()
+            .and_then(|p| self.config.phase_limits.get(p))
+            .is_some_and(|l| l.closure == Closure::ReadyOrDeadline);
+        if ready_closure && !closed_phase && h.defines("is_ready") {
+            match h.query(state, "is_ready", &[]) {
+                Some(Ok(digipology_kernel::Value::Bool(true))) => {
+                    follow.push(FollowUp::HostEvent {
+                        kind: "phase_ready",
+                        seat: None,
+                    });
                 }
+                Some(Err(f)) => notices.push(format!("is_ready failed: {}", f.message)),
+                _ => {}
             }
-            if h.defines("is_terminal") {
-                match h.query(state, "is_terminal", &[]) {
-                    Some(Ok(digipology_kernel::Value::Bool(true))) => {
-                        let scores = match h.query(state, "score", &[]) {
-                            Some(Ok(v @ digipology_kernel::Value::Object(_))) => v.to_json(),
-                            Some(Ok(digipology_kernel::Value::Null)) | None => {
-                                serde_json::json!({})
-                            }
-                            Some(Ok(_)) => {
-                                notices.push("score() must return a table of seat = number; the scores are empty".into());
-                                serde_json::json!({})
-                            }
-                            Some(Err(f)) => {
-                                notices.push(format!(
-                                    "score failed, the scores are empty: {}",
-                                    f.message
-                                ));
-                                serde_json::json!({})
-                            }
-                        };
-                        follow.push(FollowUp::Finish(scores));
-                    }
-                    Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
-                    _ => {}
+        }
+        if h.defines("is_terminal") {
+            match h.query(state, "is_terminal", &[]) {
+                Some(Ok(digipology_kernel::Value::Bool(true))) => {
+                    follow.push(FollowUp::Finish(scores(state, h, notices)));
                 }
+                Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
+                _ => {}
             }
         }
         follow
@@ -668,6 +680,24 @@ impl MatchLayer {
                     serde_json::json!({"promptId": id.to_string(), "response": p.default.to_json()}),
                 )
             })
+    }
+}
+
+/// The game's `score()`: a table of seat = number (empty when the game
+/// defines none, or when it fails — said in a notice).
+fn scores(state: &State, h: &mut LuaHost, notices: &mut Vec<String>) -> Value {
+    match h.query(state, "score", &[]) {
+        Some(Ok(v @ digipology_kernel::Value::Object(_))) => v.to_json(),
+        Some(Ok(digipology_kernel::Value::Null)) | None => serde_json::json!({}),
+        Some(Ok(_)) => {
+            notices
+                .push("score() must return a table of seat = number; the scores are empty".into());
+            serde_json::json!({})
+        }
+        Some(Err(f)) => {
+            notices.push(format!("score failed, the scores are empty: {}", f.message));
+            serde_json::json!({})
+        }
     }
 }
 

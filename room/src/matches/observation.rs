@@ -6,7 +6,7 @@
 use digipology_kernel::{Sight, State, Viewer};
 use serde_json::{json, Map, Value};
 
-use super::{MatchLayer, MatchResult, Participation, Visibility};
+use super::{MatchLayer, MatchResult, Visibility};
 
 /// The most candidate actions a default `legalActions` dry-runs.
 pub const CANDIDATES_MAX: usize = 256;
@@ -39,14 +39,13 @@ pub fn match_parts(
         return out;
     };
     let book = &layer.book;
-    let referee = *viewer == Viewer::Referee;
     out.insert("phase".into(), json!(book.phase));
     let participation = |s: &str| book.seats.get(s).map(|b| b.participation.as_str());
     out.insert(
         "participation".into(),
         match &seat {
             Some(s) => json!(participation(s)),
-            None if referee => json!(book
+            None if *viewer == Viewer::Referee => json!(book
                 .seats
                 .iter()
                 .map(|(k, b)| (k.clone(), json!(b.participation.as_str())))
@@ -54,11 +53,41 @@ pub fn match_parts(
             None => Value::Null,
         },
     );
-    // Clocks: a seat sees its own; others' only when clocks are public.
+    out.insert("clocks".into(), clocks(layer, viewer, now));
+    out.insert("resources".into(), resources(layer, viewer));
+    let result = match &book.result {
+        Some(MatchResult::MatchOver { scores }) => {
+            json!({"status": "match_over", "scores": scores})
+        }
+        Some(MatchResult::MatchAborted { reason }) => {
+            json!({"status": "match_aborted", "reason": reason})
+        }
+        None => match seat.as_deref().and_then(participation) {
+            Some("finished") => json!({"status": "seat_finished"}),
+            Some("waiting") => json!({"status": "waiting"}),
+            Some(_) => json!({"status": "acting"}),
+            None => json!({"status": "in_progress"}),
+        },
+    };
+    out.insert("result".into(), result);
+    out
+}
+
+/// Whether `viewer` sees the private parts of seat `id`'s bookkeeping.
+fn owns(viewer: &Viewer, id: &str) -> bool {
+    match viewer {
+        Viewer::Referee => true,
+        Viewer::Seat(s) => &**s == id,
+        Viewer::Spectator => false,
+    }
+}
+
+/// Clocks: a seat sees its own; others' only when clocks are public.
+fn clocks(layer: &MatchLayer, viewer: &Viewer, now: i64) -> Value {
+    let book = &layer.book;
     let mut seats = Map::new();
     for (id, b) in &book.seats {
-        let own = seat.as_deref() == Some(id.as_str());
-        if !(own || referee || layer.config.clock_visibility == Visibility::Public) {
+        if !(owns(viewer, id) || layer.config.clock_visibility == Visibility::Public) {
             continue;
         }
         let decision = match (b.decision_since, layer.config.decision_limit_ms) {
@@ -79,49 +108,32 @@ pub fn match_parts(
         .as_ref()
         .and_then(|p| layer.config.phase_limits.get(p))
         .map(|l| (book.phase_since + l.ms - now).max(0));
-    out.insert(
-        "clocks".into(),
-        json!({"now": now, "phaseMs": phase_ms, "seats": seats}),
-    );
-    // Resources: a seat sees all of its own balances, and the public ones
-    // of every seat; a spectator only the public ones.
-    let mut resources = Map::new();
-    for (id, b) in &book.seats {
-        let own = seat.as_deref() == Some(id.as_str());
+    json!({"now": now, "phaseMs": phase_ms, "seats": seats})
+}
+
+/// Resources: a seat sees all of its own balances and the public ones of
+/// every seat; a spectator only the public ones.
+fn resources(layer: &MatchLayer, viewer: &Viewer) -> Value {
+    let mut out = Map::new();
+    for (id, b) in &layer.book.seats {
+        let own = owns(viewer, id);
         let shown: Map<String, Value> = b
             .balances
             .iter()
             .filter(|(name, _)| {
-                own || referee
-                    || layer
-                        .config
-                        .resources
-                        .get(*name)
-                        .is_some_and(|r| r.visibility == Visibility::Public)
+                own || layer
+                    .config
+                    .resources
+                    .get(*name)
+                    .is_some_and(|r| r.visibility == Visibility::Public)
             })
             .map(|(k, v)| (k.clone(), json!(v)))
             .collect();
         if !shown.is_empty() {
-            resources.insert(id.clone(), Value::Object(shown));
+            out.insert(id.clone(), Value::Object(shown));
         }
     }
-    out.insert("resources".into(), Value::Object(resources));
-    let result = match &book.result {
-        Some(MatchResult::MatchOver { scores }) => {
-            json!({"status": "match_over", "scores": scores})
-        }
-        Some(MatchResult::MatchAborted { reason }) => {
-            json!({"status": "match_aborted", "reason": reason})
-        }
-        None => match seat.as_deref().and_then(participation) {
-            Some("finished") => json!({"status": "seat_finished"}),
-            Some("waiting") => json!({"status": "waiting"}),
-            Some(_) => json!({"status": "acting"}),
-            None => json!({"status": "in_progress"}),
-        },
-    };
-    out.insert("result".into(), result);
-    out
+    Value::Object(out)
 }
 
 /// Candidate actions for a seat's default legal actions: answers to its
@@ -199,10 +211,4 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
     }
     out.truncate(CANDIDATES_MAX);
     out
-}
-
-/// Whether a participation lets a seat act (sensing aside).
-#[allow(dead_code)]
-pub fn may_act(p: Participation) -> bool {
-    p == Participation::Acting
 }

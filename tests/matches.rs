@@ -1,0 +1,367 @@
+//! The match contract end to end (docs/match.md): record and replay of
+//! clocked matches, byte-identical runs across processes, the published
+//! schemas against the kernel, and the sensing stream kept apart from the
+//! game's randomness. The rules themselves are checked by the example
+//! games' scenarios (examples/rock-paper-scissors, nim-clock, tic-tac-toe).
+
+mod common;
+
+use common::{assert_no_panic, run, scratch, write};
+use serde_json::{json, Value};
+
+fn respond(player: &str, prompt: &str, answer: &str, at: i64) -> Value {
+    json!({"type": "prompt.respond", "source": {"kind": "player", "playerId": player},
+           "payload": {"promptId": prompt, "response": answer}, "at": at})
+}
+
+/// A rock-paper-scissors match with every kind of expiry: a late answer
+/// after a decision expired (safe default), retries run out, a sensing
+/// call, phases closed by readiness, and the end of input running the
+/// clocks out to the result.
+fn rps_actions() -> String {
+    let lines = [
+        respond("p1", "prompt_4_1", "paper", 1000),
+        json!({"type": "match.sense", "source": {"kind": "player", "playerId": "p1"}, "payload": {"name": "oracle"}, "at": 1200}),
+        respond("p2", "prompt_4_2", "lizard", 1500),
+        respond("p2", "prompt_4_2", "lizard", 1600),
+        respond("p2", "prompt_4_2", "lizard", 1700),
+        respond("p1", "prompt_9_1", "scissors", 12_000),
+        respond("p2", "prompt_9_2", "rock", 25_000),
+    ];
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn a_recorded_clocked_match_replays_hash_for_hash() {
+    let dir = scratch("match-replay");
+    let actions = write(&dir, "rps.jsonl", rps_actions().as_bytes());
+    let record = dir.join("rps.record");
+    let out = run(
+        &[
+            "run",
+            "examples/rock-paper-scissors",
+            "--players",
+            "p1,p2",
+            "--actions",
+            actions.to_str().unwrap_or_default(),
+            "--record",
+            record.to_str().unwrap_or_default(),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&record).expect("the record");
+    // Every kind of room-made input is in the record.
+    for needle in [
+        "\"kind\":\"decision_expired\"",
+        "\"kind\":\"invalid_retries_exhausted\"",
+        "\"kind\":\"phase_ready\"",
+        "\"origin\":\"safe_default\"",
+        "\"type\":\"match.sense\"",
+        "\"type\":\"match.finish\"",
+    ] {
+        assert!(text.contains(needle), "the record lacks {needle}");
+    }
+    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    assert_no_panic(&replay);
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success() && said.contains("every state hash matches"),
+        "{said}{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
+/// A safe default is the room's, not the seat's: it is not metered, and a
+/// record marks it so a replay does the same. Passed off as the player's
+/// own input, it would be charged, and the replay diverges.
+#[test]
+fn a_replay_follows_the_safe_default_mark() {
+    let dir = scratch("match-mark");
+    let actions = write(&dir, "rps.jsonl", rps_actions().as_bytes());
+    let config = write(
+        &dir,
+        "metered.json",
+        br#"{"timing": {"decisionLimitMs": 10000, "phaseLimits": {"choose": {"ms": 15000, "closure": "ready_or_deadline"}}},
+             "resources": {"moves": {"amount": 100, "reset": "match"}, "retries": {"amount": 3, "reset": "decision"}, "hints": {"amount": 2, "reset": "match"}},
+             "metering": {"action": {"resource": "moves", "cost": 1}, "invalidAction": {"resource": "retries", "cost": 1}},
+             "sensing": {"oracle": {"resource": "hints", "cost": 1}},
+             "phases": {"lobby": [], "choose": ["prompt.respond"], "done": []}}"#,
+    );
+    let record = dir.join("rps.record");
+    let out = run(
+        &[
+            "run",
+            "examples/rock-paper-scissors",
+            "--players",
+            "p1,p2",
+            "--actions",
+            actions.to_str().unwrap_or_default(),
+            "--match",
+            config.to_str().unwrap_or_default(),
+            "--record",
+            record.to_str().unwrap_or_default(),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&record).expect("the record");
+    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    assert!(
+        String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let forged = text.replacen(",\"origin\":\"safe_default\"", "", 1);
+    assert_ne!(forged, text);
+    let forged_path = write(&dir, "forged.record", forged.as_bytes());
+    let replay = run(&["replay", forged_path.to_str().unwrap_or_default()], b"");
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        !replay.status.success() && !said.contains("every state hash matches"),
+        "a replay ignored the safe default mark: {said}"
+    );
+    assert!(
+        said.contains("differing state paths: match"),
+        "the divergence names the match book: {said}"
+    );
+}
+
+#[test]
+fn a_room_match_override_travels_with_the_record() {
+    let dir = scratch("match-override");
+    let config = write(
+        &dir,
+        "fast.json",
+        br#"{"timing": {"playerTotalMs": 3000, "clockVisibility": "private"}, "phases": {"play": ["button.press"], "over": []}}"#,
+    );
+    let record = dir.join("nim.record");
+    let out = run(
+        &[
+            "run",
+            "examples/nim-clock",
+            "--match",
+            config.to_str().unwrap_or_default(),
+            "--record",
+            record.to_str().unwrap_or_default(),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(r#"{"status":"match_over","scores":{"first":0,"second":1}}"#),
+        "the first seat's 3-second clock runs out and the result is printed: {err}"
+    );
+    let events = common::events(&out);
+    let exhausted = events
+        .iter()
+        .find(|e| e["type"] == "match.host_event")
+        .expect("an expiry");
+    assert_eq!(exhausted["data"]["kind"], json!("player_time_exhausted"));
+    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    assert!(
+        String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
+#[test]
+fn the_same_match_is_byte_identical_across_two_processes() {
+    let dir = scratch("match-twice");
+    let actions = write(&dir, "rps.jsonl", rps_actions().as_bytes());
+    let mut outputs = Vec::new();
+    for i in 0..2 {
+        let state = dir.join(format!("state{i}.json"));
+        let record = dir.join(format!("record{i}.jsonl"));
+        let observations = dir.join(format!("obs{i}.jsonl"));
+        let out = run(
+            &[
+                "run",
+                "examples/rock-paper-scissors",
+                "--seed",
+                "42",
+                "--players",
+                "p1,p2",
+                "--actions",
+                actions.to_str().unwrap_or_default(),
+                "--state-out",
+                state.to_str().unwrap_or_default(),
+                "--record",
+                record.to_str().unwrap_or_default(),
+                "--view",
+                "a",
+                "--observations",
+                observations.to_str().unwrap_or_default(),
+                "--format",
+                "jsonl",
+            ],
+            b"",
+        );
+        assert!(out.status.success());
+        let read = |p: &std::path::Path| std::fs::read(p).expect("an output");
+        outputs.push((
+            out.stdout,
+            out.stderr,
+            read(&state),
+            read(&record),
+            read(&observations),
+        ));
+    }
+    assert!(!outputs[0].4.is_empty(), "observations were written");
+    assert_eq!(
+        outputs[0], outputs[1],
+        "two processes, same inputs: same bytes"
+    );
+}
+
+/// Every tool the manifest publishes: a payload its schema accepts is
+/// never refused by the kernel for its shape, and a payload missing a
+/// required field is refused by both with `missing_field`.
+#[test]
+fn the_published_schemas_agree_with_the_kernel() {
+    let out = run(&["manifest", "examples/basics"], b"");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let tools = manifest["tools"].as_object().expect("tools");
+    assert!(tools.len() >= 16, "every seat action is published");
+    let transform = json!({"position": {"x": 0, "y": 0, "z": 0}, "rotation": {"x": 0, "y": 0, "z": 0, "w": 1}, "scale": {"x": 1, "y": 1, "z": 1}});
+    let shape_codes = [
+        "malformed_action",
+        "unknown_key",
+        "missing_field",
+        "invalid_type",
+        "not_finite",
+    ];
+    for (ty, schema) in tools {
+        let payload_schema = &schema["properties"]["payload"];
+        let mut payload = serde_json::Map::new();
+        for (key, s) in payload_schema["properties"]
+            .as_object()
+            .expect("properties")
+        {
+            let v = match s["type"].as_str() {
+                Some("string") => json!("x"),
+                Some("number") => json!(1),
+                Some("integer") => json!(1),
+                Some("boolean") => json!(true),
+                Some("array") => json!(["x"]),
+                Some("object") if key == "transform" => transform.clone(),
+                Some("object") => json!({}),
+                _ => json!("x"),
+            };
+            payload.insert(key.clone(), v);
+        }
+        let action =
+            json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
+        let mut k = digipology_kernel::Kernel::new(digipology_kernel::State::new(0));
+        let mut host = digipology_kernel::NoScripts;
+        for setup in [
+            json!({"type": "system.game_start", "source": {"kind": "system"}, "payload": {"settings": {"sandbox": true}}}),
+            json!({"type": "system.player_joined", "source": {"kind": "system"}, "payload": {"playerId": "p1"}}),
+        ] {
+            assert!(k.process_json(&setup, &mut host).accepted());
+        }
+        let got = k.process_json(&action, &mut host);
+        if let Some(r) = got.rejection() {
+            assert!(
+                !shape_codes.contains(&r.code.as_str()),
+                "{ty}: the schema accepts what the kernel refuses for its shape: {r}"
+            );
+        }
+        for required in payload_schema["required"].as_array().expect("required") {
+            let mut less = payload.clone();
+            less.remove(required.as_str().unwrap_or_default());
+            let action = json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": less});
+            if ty == "match.sense" {
+                continue; // answered by the room, never by the kernel alone
+            }
+            let got = k.process_json(&action, &mut host);
+            assert_eq!(
+                got.rejection().map(|r| r.code.as_str()),
+                Some("missing_field"),
+                "{ty} without {required}"
+            );
+            let schema_says = digipology_room::matches::schema::check(ty, &Value::Object(less));
+            assert_eq!(
+                schema_says.err().map(|r| r.code.as_str()),
+                Some("missing_field"),
+                "{ty} without {required}: the schema check"
+            );
+        }
+    }
+}
+
+/// Sensing draws from the match's own stream: a match with sensing calls
+/// leaves the game's RNG exactly where the same match without them does.
+#[test]
+fn sensing_never_touches_the_games_randomness() {
+    let dir = scratch("match-sense-rng");
+    let base = [respond("p1", "prompt_4_1", "rock", 100)];
+    let sense = json!({"type": "match.sense", "source": {"kind": "player", "playerId": "p2"}, "payload": {"name": "oracle"}, "at": 50});
+    let mut rngs = Vec::new();
+    for with_sense in [false, true] {
+        let mut text = String::new();
+        if with_sense {
+            text.push_str(&format!("{sense}\n"));
+        }
+        for l in &base {
+            text.push_str(&format!("{l}\n"));
+        }
+        let actions = write(&dir, &format!("a{with_sense}.jsonl"), text.as_bytes());
+        let state = dir.join(format!("s{with_sense}.json"));
+        let out = run(
+            &[
+                "run",
+                "examples/rock-paper-scissors",
+                "--players",
+                "p1,p2",
+                "--actions",
+                actions.to_str().unwrap_or_default(),
+                "--save",
+                state.to_str().unwrap_or_default(),
+                "--format",
+                "jsonl",
+            ],
+            b"",
+        );
+        assert!(out.status.success());
+        let events = common::events(&out);
+        assert_eq!(
+            events.iter().any(|e| e["type"] == "match.sensed"),
+            with_sense
+        );
+        let save: Value =
+            serde_json::from_slice(&std::fs::read(&state).expect("save")).expect("JSON");
+        rngs.push((
+            save["state"]["rng"].clone(),
+            save["state"]["match"]["senseRng"].clone(),
+        ));
+    }
+    assert_eq!(rngs[0].0, rngs[1].0, "the game's RNG is the same");
+    assert_ne!(rngs[0].1, rngs[1].1, "the sensing stream moved");
+}
