@@ -231,10 +231,7 @@ fn single_leaf(state: &State, section: Section, buf: &mut String) -> Leaf {
     buf.push(',');
     match section {
         Section::Rng => state.rng.to_value().write_canonical(buf),
-        Section::Match => match &state.match_book {
-            Some(m) => m.write_canonical(buf),
-            None => buf.push_str("null"),
-        },
+        Section::Match => buf.push_str(state.match_book.as_deref().unwrap_or("null")),
         _ => write_number(f64::from(KERNEL_VERSION), buf),
     }
     buf.push(']');

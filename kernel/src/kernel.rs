@@ -146,11 +146,12 @@ impl Kernel {
         }
     }
 
-    /// Replaces the match bookkeeping (docs/match.md) between actions: the
-    /// room's, not a transaction's (a rejected action may still change
-    /// it, like the sequence). Its digest is brought up to date, and the
+    /// Replaces the match bookkeeping (docs/match.md) between actions:
+    /// `book` is the canonical JSON text of an object (the caller's to get
+    /// right). It is the room's, not a transaction's (a rejected action may
+    /// still change it, like the sequence). Its digest is brought up to date, and the
     /// change is reported with the last action's changes.
-    pub fn set_match_book(&mut self, book: Option<Value>) {
+    pub fn set_match_book(&mut self, book: Option<String>) {
         if self.state.match_book == book {
             return;
         }

@@ -80,6 +80,12 @@ fn num_json(n: f64) -> Json {
     }
 }
 
+impl From<Json> for FieldValue {
+    fn from(v: Json) -> FieldValue {
+        FieldValue::from_json(v)
+    }
+}
+
 impl From<&str> for FieldValue {
     fn from(s: &str) -> FieldValue {
         FieldValue::Str(short(s))

@@ -109,7 +109,7 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     // object, checked again by the room that resumes it.
     if let Some(m) = top.get("match") {
         match Value::from_json(m) {
-            Ok(v @ Value::Object(_)) => state.match_book = Some(v),
+            Ok(v @ Value::Object(_)) => state.match_book = Some(v.to_canonical_json()),
             _ => return err("state.match", "must be an object of canonical values"),
         }
     }

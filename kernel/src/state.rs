@@ -67,9 +67,11 @@ pub struct State {
     pub rng: Rng,
     /// The match's bookkeeping (docs/match.md): phase, clocks, balances,
     /// participation and result, kept by the room between actions and
-    /// written under `match`; `None` for a room that runs no match (its
-    /// document and hash have no `match` key).
-    pub match_book: Option<Value>,
+    /// written under `match` — as the canonical JSON text of an object,
+    /// which the room writes itself (so a book costs no value tree per
+    /// action); `None` for a room that runs no match (its document and hash
+    /// have no `match` key).
+    pub match_book: Option<String>,
     /// Derived placement indexes (not canonical).
     pub(crate) spatial: Spatial,
     /// Prefab definitions from `game.json` (package data, not canonical).
@@ -125,6 +127,14 @@ impl State {
             alias_key: alias_key(seed),
             gone: Vec::new(),
         }
+    }
+
+    /// The match bookkeeping as a value (`None` without a match).
+    pub fn match_value(&self) -> Option<Value> {
+        let text = self.match_book.as_deref()?;
+        serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|j| Value::from_json(&j).ok())
     }
 
     /// A seed for a stream of the room's own (the match's sensing RNG,
@@ -452,8 +462,8 @@ impl State {
         top.insert("timers".to_owned(), id_map(&self.timers, Timer::to_value));
         top.insert("storage".to_owned(), Value::Object(self.storage.clone()));
         top.insert("rng".to_owned(), self.rng.to_value());
-        if let Some(m) = &self.match_book {
-            top.insert("match".to_owned(), m.clone());
+        if let Some(m) = self.match_value() {
+            top.insert("match".to_owned(), m);
         }
         Value::Object(top)
     }
@@ -508,7 +518,7 @@ impl State {
         write_number(f64::from(KERNEL_VERSION), &mut buf);
         if let Some(m) = &self.match_book {
             buf.push_str(",\"match\":");
-            m.write_canonical(&mut buf);
+            buf.push_str(m);
         }
         let rest: [(&str, Value); 9] = [
             ("players", id_map(&self.players, player_value)),

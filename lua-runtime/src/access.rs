@@ -202,8 +202,8 @@ impl Call<'_, '_, '_> {
     /// `match_book()`: a copy of the match bookkeeping (nil without a
     /// match).
     pub fn match_book(&self, lua: &Lua) -> mlua::Result<LuaValue> {
-        match &self.state().match_book {
-            Some(m) => to_lua(lua, m),
+        match self.state().match_value() {
+            Some(m) => to_lua(lua, &m),
             None => Ok(LuaValue::Nil),
         }
     }

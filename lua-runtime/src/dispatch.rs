@@ -17,6 +17,21 @@ use crate::convert::{number, to_lua, to_value_with};
 use crate::errors::truncated;
 use crate::host::{Answer, Binding, HandlerList, LuaHost, Ret};
 
+/// The game's answers to the match layer's questions after an action
+/// ([`LuaHost::match_step`]); `None` for a function the game does not
+/// define (or that was not asked).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchAnswers {
+    /// `current_phase()`.
+    pub phase: Option<Value>,
+    /// `is_ready()`.
+    pub ready: Option<Value>,
+    /// `is_terminal()`.
+    pub terminal: Option<Value>,
+    /// `participation(seat)` for each seat asked, in order.
+    pub participation: Option<Vec<Value>>,
+}
+
 impl LuaHost {
     /// A guard's player-name and transform arguments as Lua values.
     fn guard_args(
@@ -345,12 +360,124 @@ impl LuaHost {
     }
 
     fn global_function(&self, name: &str) -> Option<(usize, Function)> {
-        self.bindings.iter().enumerate().find_map(|(i, b)| {
+        if let Some(found) = self.globals.borrow().get(name) {
+            return found.clone();
+        }
+        let found = self.bindings.iter().enumerate().find_map(|(i, b)| {
             match (&b.entity, b.defs.raw_get::<LuaValue>(name)) {
                 (None, Ok(LuaValue::Function(f))) => Some((i, f)),
                 _ => None,
             }
+        });
+        self.globals
+            .borrow_mut()
+            .insert(name.to_owned(), found.clone());
+        found
+    }
+
+    /// The match layer's questions after an action in one call into Lua
+    /// (docs/match.md): `current_phase()` when `phase`, `is_ready()` when
+    /// `ready`, `is_terminal()` when `terminal`, and `participation(seat)`
+    /// for each of `seats` — each `None` when the game does not define it
+    /// (or it was not asked). `None` as a whole when any of them failed,
+    /// tried to change the game or answered something that is not a plain
+    /// value: the caller then asks one by one ([`LuaHost::query`]), to
+    /// report which.
+    pub fn match_step(
+        &mut self,
+        state: &State,
+        (phase, ready, terminal): (bool, bool, bool),
+        seats: &[String],
+    ) -> Option<MatchAnswers> {
+        let pick = |ask: bool, name: &str| {
+            if ask {
+                self.global_function(name)
+            } else {
+                None
+            }
+        };
+        let fns = [
+            pick(phase, "current_phase"),
+            pick(ready, "is_ready"),
+            pick(terminal, "is_terminal"),
+            pick(!seats.is_empty(), "participation"),
+        ];
+        let Some(index) = fns.iter().flatten().map(|(i, _)| *i).next() else {
+            return Some(MatchAnswers::default());
+        };
+        self.reset_budget();
+        let mut all = MultiValue::new();
+        for f in &fns {
+            all.push_back(match f {
+                Some((_, f)) => LuaValue::Function(f.clone()),
+                None => LuaValue::Nil,
+            });
+        }
+        if fns[3].is_some() {
+            for s in seats {
+                all.push_back(self.sid(s).ok()?);
+            }
+        }
+        let call = &self.match_step_call;
+        let b = &self.bindings[index];
+        let results = self.slot_call(|| call.call::<MultiValue>(all), state, b)?;
+        let mut it = results.into_iter();
+        if !matches!(it.next(), Some(LuaValue::Boolean(true))) {
+            return None;
+        }
+        let mut next = || -> Option<Option<Value>> {
+            let v = it.next().unwrap_or(LuaValue::Nil);
+            match v {
+                LuaValue::Nil => Some(None),
+                v => to_value_with(&v, &|_, _| None).ok().map(Some),
+            }
+        };
+        let phase = next()?;
+        let ready = next()?;
+        let terminal = next()?;
+        let mut participation = Vec::with_capacity(seats.len());
+        if fns[3].is_some() {
+            for _ in seats {
+                participation.push(next()?);
+            }
+        }
+        Some(MatchAnswers {
+            phase: fns[0].as_ref().map(|_| phase.unwrap_or(Value::Null)),
+            ready: fns[1].as_ref().map(|_| ready.unwrap_or(Value::Null)),
+            terminal: fns[2].as_ref().map(|_| terminal.unwrap_or(Value::Null)),
+            participation: fns[3].as_ref().map(|_| {
+                participation
+                    .into_iter()
+                    .map(|p| p.unwrap_or(Value::Null))
+                    .collect()
+            }),
         })
+    }
+
+    /// Runs a read-only call into Lua (the guard access, the budget
+    /// counted); `None` when it failed or tried to change the game.
+    fn slot_call(
+        &self,
+        invoke: impl FnOnce() -> mlua::Result<MultiValue>,
+        state: &State,
+        b: &Binding,
+    ) -> Option<MultiValue> {
+        let mut out = None;
+        let wrapped = || {
+            invoke().map(|m| {
+                out = Some(m);
+                (LuaValue::Boolean(true), LuaValue::Nil, LuaValue::Nil)
+            })
+        };
+        let answer = self.call(wrapped, Access::Guard(state), &b.script_id, &b.binding_id);
+        let mutated = matches!(
+            self.shared.fail_kind.get(),
+            Some(ScriptErrorKind::GuardMutation)
+        );
+        match answer {
+            Ok(_) if !mutated => out,
+            _ => None,
+        }
     }
 
     /// Asks the game a read-only question: calls function `name` of the

@@ -50,10 +50,14 @@ pub struct LuaHost {
     pub(crate) callback_call: Function,
     pub(crate) query_call: Function,
     pub(crate) act_call: Function,
+    pub(crate) match_step_call: Function,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,
     pub(crate) has_handlers: bool,
+    /// Global functions looked up by name (the game module's), found once:
+    /// a host's bindings never change (a reload builds a new host).
+    pub(crate) globals: std::cell::RefCell<FxHashMap<String, Option<(usize, Function)>>>,
 }
 
 impl LuaHost {

@@ -108,6 +108,7 @@ impl LuaHost {
             callback_call: get("callback")?,
             query_call: get("query")?,
             act_call: get("act")?,
+            match_step_call: get("match_step")?,
             lua,
             shared,
             limits,
@@ -117,6 +118,7 @@ impl LuaHost {
             guards: FxHashMap::default(),
             handlers: FxHashMap::default(),
             has_handlers: false,
+            globals: std::cell::RefCell::default(),
         };
         let new_env = get("new_env")?;
         for script in scripts {

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use digipology_kernel::{Outcome, RejectCode, Rejection, Viewer};
+use digipology_kernel::{Action, Outcome, RejectCode, Rejection, Viewer};
 use serde_json::{json, Value};
 
 use crate::matches::observation::{candidates, match_parts};
@@ -35,7 +35,7 @@ struct Gate {
     metered: bool,
     /// The action the kernel processes instead (a sensing call with its
     /// answer).
-    replaced: Option<Value>,
+    replaced: Option<Action>,
 }
 
 impl Room {
@@ -52,14 +52,14 @@ impl Room {
         if let (true, Some(book)) = (started, &self.kernel().state().match_book) {
             layer.restore(book)?;
         }
-        let value = layer.book_value();
+        let text = layer.book_text();
         self.matchup = Some(Box::new(layer));
-        self.set_book(value);
+        self.set_book(text);
         Ok(())
     }
 
-    fn set_book(&mut self, value: digipology_kernel::Value) {
-        self.kernel_mut().set_match_book(Some(value));
+    fn set_book(&mut self, text: String) {
+        self.kernel_mut().set_match_book(Some(text));
     }
 
     /// The match layer, when the room runs a match.
@@ -74,21 +74,14 @@ impl Room {
 
     /// The checks before the kernel (docs/match.md, Order of checks):
     /// the result, the schema, the action charge, the phase's tools.
-    fn gate(&mut self, action: &Value) -> Result<Gate, Rejection> {
+    fn gate(&mut self, action: &Action) -> Result<Gate, Rejection> {
         let Some(layer) = self.matchup.as_deref_mut() else {
             return Ok(Gate::default());
         };
         if layer.is_over() {
-            return Err(Rejection::new(
-                RejectCode::MatchOver,
-                "the match has ended: no more actions are accepted",
-            ));
+            return Err(over());
         }
-        let player = action
-            .get("source")
-            .filter(|s| s.get("kind").and_then(Value::as_str) == Some("player"))
-            .and_then(|s| s.get("playerId"))
-            .and_then(Value::as_str);
+        let player = action.source.player_id();
         let state = self.kernel.state();
         let seat = player
             .and_then(|p| state.seat_of(p))
@@ -105,9 +98,8 @@ impl Room {
                 ..Gate::default()
             });
         }
-        let ty = action.get("type").and_then(Value::as_str).unwrap_or("");
-        let null = Value::Null;
-        schema::check(ty, action.get("payload").unwrap_or(&null))?;
+        let ty = action.action_type.as_str();
+        schema::check(ty, &action.payload.to_json())?;
         if ty == "match.sense" {
             let replaced = self.sense(action, &seat_id)?;
             return Ok(Gate {
@@ -154,16 +146,14 @@ impl Room {
     /// offered and paid for; its answer comes from `sense_<name>(seat,
     /// input)` run read-only with the match's sensing RNG. The call as the
     /// kernel takes it, with the answer.
-    fn sense(&mut self, action: &Value, seat: &str) -> Result<Value, Rejection> {
-        let name = action
-            .pointer("/payload/name")
+    fn sense(&mut self, action: &Action, seat: &str) -> Result<Action, Rejection> {
+        let payload = action.payload.to_json();
+        let name = payload
+            .get("name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let input = action
-            .pointer("/payload/input")
-            .cloned()
-            .unwrap_or(Value::Null);
+        let input = payload.get("input").cloned().unwrap_or(Value::Null);
         let layer = self
             .matchup
             .as_deref_mut()
@@ -220,9 +210,7 @@ impl Room {
             layer.book.sense_rng = Some(crate::matches::rng_words(&rng));
         }
         let mut replaced = action.clone();
-        if let Some(p) = replaced.get_mut("payload").and_then(Value::as_object_mut) {
-            p.insert("answer".into(), answer);
-        }
+        replaced.payload.set("answer", answer);
         Ok(replaced)
     }
 
@@ -238,38 +226,65 @@ impl Room {
         layer.charge(seat, &c.resource, c.cost) == 0
     }
 
-    /// [`Room::submit_json`] for a room that runs a match: the checks, the
-    /// kernel, the book, then the room's own follow-ups.
+    /// [`Room::submit_json`] for a room that runs a match.
     pub(crate) fn submit_match_json(
         &mut self,
         action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let at = action
-            .get("at")
-            .and_then(Value::as_i64)
-            .unwrap_or(self.clock);
+        match Action::from_json(&action) {
+            Ok(typed) => self.submit_match(typed, Some(&action), events),
+            // Not an action: after the result, refused as such; before,
+            // the kernel's own rejection (never metered).
+            Err(_) => {
+                let out = if self.is_over() {
+                    let ty = action
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    self.kernel.reject_input(ty, None, over())
+                } else {
+                    let (kernel, host) = self.parts();
+                    kernel.process_json(&action, host)
+                };
+                let at = action
+                    .get("at")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(self.clock);
+                let follow = self.book_after(&out, None, at);
+                debug_assert!(follow.is_empty() || !out.accepted());
+                self.finish(out, Some(Given::Json(&action)), events)
+            }
+        }
+    }
+
+    /// One action in a room that runs a match (docs/match.md, Order of
+    /// checks): the checks before the kernel, the kernel, the charge of a
+    /// game rejection, the book, then the room's own follow-ups. `json`
+    /// is the input as given, when it came as JSON (the record keeps it).
+    pub(crate) fn submit_match(
+        &mut self,
+        action: Action,
+        json: Option<&Value>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let at = action.at.unwrap_or(self.clock);
         let mut exhausted = None;
         let (out, seat) = match self.gate(&action) {
             Err(r) => {
-                let ty = action
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let id = action
-                    .get("actionId")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(digipology_kernel::Id::from);
                 // A phase refusal was charged as a game rejection.
                 if r.code == RejectCode::NotInPhase {
                     exhausted = self.exhausted_seat(&action);
                 }
-                (self.kernel.reject_input(ty, id, r), None)
+                let ty = Some(action.action_type.as_str().to_owned());
+                (
+                    self.kernel.reject_input(ty, action.action_id.clone(), r),
+                    None,
+                )
             }
             Ok(gate) => {
                 let (kernel, host) = self.parts();
-                let out = kernel.process_json(gate.replaced.as_ref().unwrap_or(&action), host);
+                let out = kernel.process(gate.replaced.as_ref().unwrap_or(&action), host);
                 if gate.metered {
                     if let (Some(seat), Some(r)) = (&gate.seat, out.rejection()) {
                         let charged =
@@ -282,8 +297,20 @@ impl Room {
                 (out, gate.seat)
             }
         };
+        if !out.accepted() && action.action_type.as_str() == "match.host_event" {
+            let p = action.payload.to_json();
+            let kind = p.get("kind").and_then(Value::as_str).unwrap_or_default();
+            let seat = p.get("seat").and_then(Value::as_str);
+            if let Some(m) = self.matchup.as_deref_mut() {
+                m.host_event_refused(kind, seat, at);
+            }
+        }
         let follow = self.book_after(&out, seat.as_deref(), at);
-        self.finish(out, Some(Given::Json(&action)), events)?;
+        let given = match json {
+            Some(v) => Given::Json(v),
+            None => Given::Typed(&action),
+        };
+        self.finish(out, Some(given), events)?;
         if !self.autofire {
             return Ok(());
         }
@@ -297,7 +324,7 @@ impl Room {
             }
             match f {
                 FollowUp::HostEvent { kind, seat } => {
-                    self.raise(at, kind, seat.as_deref(), events)?
+                    self.raise(at, kind, seat.as_deref(), events)?;
                 }
                 FollowUp::SafeDefault(seat) => self.commit_safe_default(&seat, at, events)?,
                 FollowUp::Finish(scores) => {
@@ -310,10 +337,10 @@ impl Room {
     }
 
     /// The seat of a rejected attempt whose charge used up its retries.
-    fn exhausted_seat(&mut self, action: &Value) -> Option<String> {
+    fn exhausted_seat(&mut self, action: &Action) -> Option<String> {
         let layer = self.matchup.as_deref()?;
         let c = layer.config.invalid_action.as_ref()?;
-        let player = action.pointer("/source/playerId").and_then(Value::as_str)?;
+        let player = action.source.player_id()?;
         let seat = self.kernel.state().seat_of(player)?.to_string();
         (layer.balance(&seat, &c.resource) == 0).then_some(seat)
     }
@@ -339,9 +366,9 @@ impl Room {
             self.scripts.as_deref_mut(),
             &mut notices,
         );
-        let value = layer.book_value();
+        let text = layer.book_text();
         self.matchup = Some(layer);
-        self.set_book(value);
+        self.set_book(text);
         for n in notices {
             self.notice(&n);
         }
@@ -549,6 +576,14 @@ impl Room {
     pub fn clock(&self) -> i64 {
         self.clock
     }
+}
+
+/// The refusal of everything after the result.
+fn over() -> Rejection {
+    Rejection::new(
+        RejectCode::MatchOver,
+        "the match has ended: no more actions are accepted",
+    )
 }
 
 fn with_at(mut action: Value, at: i64) -> Value {

@@ -479,10 +479,7 @@ impl Room {
             action.at = Some(self.clock);
         }
         if self.matchup.is_some() {
-            let mut text = String::new();
-            action.write_json(&mut text);
-            let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-            return self.submit_match_json(json, events);
+            return self.submit_match(action, None, events);
         }
         let (kernel, host) = self.parts();
         let out = kernel.process(&action, host);

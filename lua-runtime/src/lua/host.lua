@@ -12,7 +12,7 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, act, handle, callback, query, selftest.
+-- guard, act, handle, callback, query, match_step, selftest.
 local P = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
@@ -216,6 +216,45 @@ function P.query(f, ...)
   if ok then return true, a, b end
   if type(a) == "string" then return false, a end
   error(a, 0)
+end
+
+-- The match layer's questions after an action, in one call (docs/match.md):
+-- the phase, whether the phase is ready, whether the match is over, then
+-- each seat's participation. An absent function (nil) answers nil. The
+-- first failure stops it: `false, message` (the host then asks one by one,
+-- to say which failed).
+function P.match_step(phase_f, ready_f, terminal_f, part_f, ...)
+  local ok, phase, ready, terminal
+  if phase_f then
+    ok, phase = raw_xpcall(phase_f, located)
+    if not ok then return false, phase end
+  end
+  if ready_f then
+    ok, ready = raw_xpcall(ready_f, located)
+    if not ok then return false, ready end
+  end
+  if terminal_f then
+    ok, terminal = raw_xpcall(terminal_f, located)
+    if not ok then return false, terminal end
+  end
+  local n = select("#", ...)
+  if part_f == nil or n == 0 then return true, phase, ready, terminal end
+  if n == 2 then
+    local a, b = ...
+    local ok1, pa = raw_xpcall(part_f, located, a)
+    if not ok1 then return false, pa end
+    local ok2, pb = raw_xpcall(part_f, located, b)
+    if not ok2 then return false, pb end
+    return true, phase, ready, terminal, pa, pb
+  end
+  local parts = {}
+  for i = 1, n do
+    local p
+    ok, p = raw_xpcall(part_f, located, (select(i, ...)))
+    if not ok then return false, p end
+    parts[i] = p
+  end
+  return true, phase, ready, terminal, unpack(parts, 1, n)
 end
 
 -- The general guard: `can_act(player, action)`, the action a fresh table

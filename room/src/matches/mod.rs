@@ -15,6 +15,7 @@ pub mod schema;
 
 use std::collections::BTreeMap;
 
+use digipology_kernel::value::{utf16_cmp, write_string, write_u64};
 use digipology_kernel::{EventKind, State};
 use digipology_lua::LuaHost;
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,104 @@ pub struct Book {
     /// the game's RNG.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sense_rng: Option<Vec<String>>,
+}
+
+impl Book {
+    /// Writes the book as canonical JSON (RFC 8785: keys in order, numbers
+    /// as ECMAScript writes them) straight into `out`, with no value tree:
+    /// the room does this after every action.
+    pub fn write_canonical(&self, out: &mut String) {
+        out.push_str("{\"phase\":");
+        opt_str(self.phase.as_deref(), out);
+        out.push_str(",\"phaseSince\":");
+        int(self.phase_since, out);
+        out.push_str(",\"phasesBegun\":");
+        write_u64(self.phases_begun, out);
+        out.push_str(",\"result\":");
+        match &self.result {
+            None => out.push_str("null"),
+            Some(MatchResult::MatchOver { scores }) => {
+                out.push_str("{\"scores\":");
+                let v = digipology_kernel::Value::Object(
+                    scores
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            Some((k.clone(), digipology_kernel::Value::from_json(v).ok()?))
+                        })
+                        .collect(),
+                );
+                v.write_canonical(out);
+                out.push_str(",\"status\":\"match_over\"}");
+            }
+            Some(MatchResult::MatchAborted { reason }) => {
+                out.push_str("{\"reason\":");
+                write_string(reason, out);
+                out.push_str(",\"status\":\"match_aborted\"}");
+            }
+        }
+        out.push_str(",\"seats\":{");
+        let mut seats: Vec<(&String, &SeatBook)> = self.seats.iter().collect();
+        seats.sort_by(|a, b| utf16_cmp(a.0, b.0));
+        for (i, (id, s)) in seats.into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(id, out);
+            out.push_str(":{\"balances\":{");
+            // Resource names are ASCII (the config checks them): byte
+            // order is canonical order.
+            for (j, (name, n)) in s.balances.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                write_string(name, out);
+                out.push(':');
+                int(*n, out);
+            }
+            out.push_str("},\"clockMs\":");
+            opt_int(s.clock_ms, out);
+            out.push_str(",\"decisionSince\":");
+            opt_int(s.decision_since, out);
+            out.push_str(",\"participation\":\"");
+            out.push_str(s.participation.as_str());
+            out.push_str("\",\"runningSince\":");
+            opt_int(s.running_since, out);
+            out.push_str(",\"timeExhausted\":");
+            out.push_str(if s.time_exhausted { "true" } else { "false" });
+            out.push('}');
+        }
+        out.push('}');
+        if let Some(words) = &self.sense_rng {
+            out.push_str(",\"senseRng\":[");
+            for (i, w) in words.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(w, out);
+            }
+            out.push(']');
+        }
+        out.push('}');
+    }
+}
+
+fn int(n: i64, out: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{n}");
+}
+
+fn opt_int(n: Option<i64>, out: &mut String) {
+    match n {
+        Some(n) => int(n, out),
+        None => out.push_str("null"),
+    }
+}
+
+fn opt_str(s: Option<&str>, out: &mut String) {
+    match s {
+        Some(s) => write_string(s, out),
+        None => out.push_str("null"),
+    }
 }
 
 /// A host event (seed 004: trusted expiry) the room sequences.
@@ -212,19 +311,25 @@ impl MatchLayer {
         }
     }
 
-    /// The book as the canonical value the state keeps.
-    pub fn book_value(&self) -> digipology_kernel::Value {
-        let json = serde_json::to_value(&self.book).unwrap_or(Value::Null);
-        digipology_kernel::Value::from_json(&json).unwrap_or(digipology_kernel::Value::Null)
+    /// The book as the state keeps it: its canonical JSON text.
+    pub fn book_text(&self) -> String {
+        let mut out = String::with_capacity(256);
+        self.book.write_canonical(&mut out);
+        out
     }
 
-    /// Takes the book back from a resumed state.
+    /// Takes the book back from a resumed state's `match` text.
     ///
     /// # Errors
     /// The state's `match` is not a book this layer wrote.
-    pub fn restore(&mut self, value: &digipology_kernel::Value) -> Result<(), String> {
-        let book: Book = serde_json::from_value(value.to_json())
+    pub fn restore(&mut self, text: &str) -> Result<(), String> {
+        let book: Book = serde_json::from_str(text)
             .map_err(|e| format!("state.match is not a match book: {e}"))?;
+        let mut again = String::new();
+        book.write_canonical(&mut again);
+        if again != text {
+            return Err("state.match is not a match book this engine wrote".into());
+        }
         self.book = book;
         Ok(())
     }
@@ -400,21 +505,42 @@ impl MatchLayer {
             }
             return Vec::new();
         }
-        if processed.accepted {
-            if let Some(s) = processed
-                .seat
-                .and_then(|seat| self.book.seats.get_mut(seat))
-            {
-                s.decision_since = None;
-            }
+        // A rejection changed nothing the game's answers depend on.
+        if !processed.accepted {
+            return Vec::new();
         }
-        self.update_phase(at, closed_phase, state, host.as_deref_mut(), notices);
-        self.update_participation(at, state, host.as_deref_mut(), notices);
-        match host {
-            Some(h) if processed.accepted && processed.autofire => {
-                self.follow_ups(closed_phase, state, h, notices)
-            }
-            _ => Vec::new(),
+        if let Some(s) = processed
+            .seat
+            .and_then(|seat| self.book.seats.get_mut(seat))
+        {
+            s.decision_since = None;
+        }
+        // Every question in one call into Lua; one by one only when one
+        // of them failed (to say which).
+        let ready_asked = self
+            .config
+            .phase_limits
+            .values()
+            .any(|l| l.closure == Closure::ReadyOrDeadline);
+        let mut ask = Ask {
+            answers: host.as_deref_mut().and_then(|h| {
+                h.match_step(
+                    state,
+                    (true, ready_asked && processed.autofire, processed.autofire),
+                    &self.seat_order,
+                )
+            }),
+            host,
+        };
+        let phase = self.phase_answer(state, &mut ask, notices);
+        if closed_phase || phase != self.book.phase {
+            self.new_phase(phase, at);
+        }
+        self.update_participation(at, state, &mut ask, notices);
+        if processed.autofire {
+            self.follow_ups(closed_phase, state, &mut ask, notices)
+        } else {
+            Vec::new()
         }
     }
 
@@ -450,32 +576,29 @@ impl MatchLayer {
         closed_phase
     }
 
-    /// A new phase when the game names another, or when the current one
-    /// closed (deadline or ready) under the same name.
-    fn update_phase(
-        &mut self,
-        at: i64,
-        closed: bool,
+    /// The phase the game names now (`current_phase()`); on failure, the
+    /// phase stays as it was.
+    fn phase_answer(
+        &self,
         state: &State,
-        host: Option<&mut LuaHost>,
+        ask: &mut Ask<'_>,
         notices: &mut Vec<String>,
-    ) {
-        let phase = match host {
-            Some(h) if h.defines("current_phase") => match h.query(state, "current_phase", &[]) {
-                Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
-                Some(Ok(_)) | None => None,
-                Some(Err(f)) => {
-                    notices.push(format!(
-                        "current_phase failed, the phase is unchanged: {}",
-                        f.message
-                    ));
-                    self.book.phase.clone()
-                }
-            },
-            _ => None,
+    ) -> Option<String> {
+        let answer = match (&ask.answers, ask.host.as_deref_mut()) {
+            (Some(a), _) => a.phase.clone().map(Ok),
+            (None, Some(h)) => h.query(state, "current_phase", &[]),
+            (None, None) => None,
         };
-        if closed || phase != self.book.phase {
-            self.new_phase(phase, at);
+        match answer {
+            Some(Ok(digipology_kernel::Value::String(p))) => Some(p),
+            Some(Ok(_)) | None => None,
+            Some(Err(f)) => {
+                notices.push(format!(
+                    "current_phase failed, the phase is unchanged: {}",
+                    f.message
+                ));
+                self.book.phase.clone()
+            }
         }
     }
 
@@ -485,12 +608,29 @@ impl MatchLayer {
         &mut self,
         at: i64,
         state: &State,
-        mut host: Option<&mut LuaHost>,
+        ask: &mut Ask<'_>,
         notices: &mut Vec<String>,
     ) {
-        for seat in self.seat_order.clone() {
-            let p = self.participation_of(&seat, state, host.as_deref_mut(), notices);
-            let Some(s) = self.book.seats.get_mut(&seat) else {
+        for (i, seat) in self.seat_order.clone().iter().enumerate() {
+            let answer = match (&ask.answers, ask.host.as_deref_mut()) {
+                (Some(a), _) => a.participation.as_ref().map(|list| {
+                    Ok(list
+                        .get(i)
+                        .cloned()
+                        .unwrap_or(digipology_kernel::Value::Null))
+                }),
+                (None, Some(h)) => h.query(
+                    state,
+                    "participation",
+                    &[digipology_kernel::Value::from(seat.as_str())],
+                ),
+                (None, None) => None,
+            };
+            let p = match answer {
+                Some(a) => participation_from(seat, a, notices),
+                None => default_participation(seat, state),
+            };
+            let Some(s) = self.book.seats.get_mut(seat) else {
                 continue;
             };
             let was = s.participation;
@@ -504,9 +644,9 @@ impl MatchLayer {
                     if !s.time_exhausted && s.clock_ms.is_some() {
                         s.running_since = Some(at);
                     }
-                    self.new_decision(&seat, at);
+                    self.new_decision(seat, at);
                 }
-                (true, true) if s.decision_since.is_none() => self.new_decision(&seat, at),
+                (true, true) if s.decision_since.is_none() => self.new_decision(seat, at),
                 _ => {}
             }
         }
@@ -519,38 +659,59 @@ impl MatchLayer {
         &self,
         closed_phase: bool,
         state: &State,
-        h: &mut LuaHost,
+        ask: &mut Ask<'_>,
         notices: &mut Vec<String>,
     ) -> Vec<FollowUp> {
         let mut follow = Vec::new();
+        let Some(h) = ask.host.as_deref_mut() else {
+            return follow;
+        };
         let ready_closure = self
             .book
             .phase
             .as_ref()
             .and_then(|p| self.config.phase_limits.get(p))
             .is_some_and(|l| l.closure == Closure::ReadyOrDeadline);
-        if ready_closure && !closed_phase && h.defines("is_ready") {
-            match h.query(state, "is_ready", &[]) {
-                Some(Ok(digipology_kernel::Value::Bool(true))) => {
-                    follow.push(FollowUp::HostEvent {
-                        kind: "phase_ready",
-                        seat: None,
-                    });
-                }
-                Some(Err(f)) => notices.push(format!("is_ready failed: {}", f.message)),
-                _ => {}
-            }
+        let ready = match &ask.answers {
+            _ if !ready_closure || closed_phase => None,
+            Some(a) => a.ready.clone().map(Ok),
+            None => h.query(state, "is_ready", &[]),
+        };
+        match ready {
+            Some(Ok(digipology_kernel::Value::Bool(true))) => follow.push(FollowUp::HostEvent {
+                kind: "phase_ready",
+                seat: None,
+            }),
+            Some(Err(f)) => notices.push(format!("is_ready failed: {}", f.message)),
+            _ => {}
         }
-        if h.defines("is_terminal") {
-            match h.query(state, "is_terminal", &[]) {
-                Some(Ok(digipology_kernel::Value::Bool(true))) => {
-                    follow.push(FollowUp::Finish(scores(state, h, notices)));
-                }
-                Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
-                _ => {}
+        let terminal = match &ask.answers {
+            Some(a) => a.terminal.clone().map(Ok),
+            None => h.query(state, "is_terminal", &[]),
+        };
+        match terminal {
+            Some(Ok(digipology_kernel::Value::Bool(true))) => {
+                follow.push(FollowUp::Finish(scores(state, h, notices)));
             }
+            Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
+            _ => {}
         }
         follow
+    }
+
+    /// A host event whose action was rejected (the game's handler failed):
+    /// what it does to the book happens all the same — the clock ran out,
+    /// the phase closed — so the same expiry is not raised again at once.
+    pub fn host_event_refused(&mut self, kind: &str, seat: Option<&str>, at: i64) {
+        self.on_host_event(kind, seat, at);
+        if matches!(kind, "phase_deadline" | "phase_ready") {
+            self.new_phase(self.book.phase.clone(), at);
+        }
+        if let Some(s) = seat.and_then(|s| self.book.seats.get_mut(s)) {
+            if s.participation == Participation::Acting && s.decision_since.is_none() {
+                self.new_decision(seat.unwrap_or_default(), at);
+            }
+        }
     }
 
     /// What a host event does to the book (whether or not the game's
@@ -572,59 +733,6 @@ impl MatchLayer {
                 s.decision_since = None;
             }
             _ => {}
-        }
-    }
-
-    /// A seat's participation: the game's `participation(seat)`, else
-    /// acting when it has an open prompt, waiting when another seat has
-    /// one, acting when no prompt is open anywhere.
-    fn participation_of(
-        &self,
-        seat: &str,
-        state: &State,
-        host: Option<&mut LuaHost>,
-        notices: &mut Vec<String>,
-    ) -> Participation {
-        if let Some(h) = host {
-            if h.defines("participation") {
-                match h.query(
-                    state,
-                    "participation",
-                    &[digipology_kernel::Value::from(seat)],
-                ) {
-                    Some(Ok(digipology_kernel::Value::String(p))) => {
-                        if let Some(p) = Participation::from_name(&p) {
-                            return p;
-                        }
-                        notices.push(format!("participation(\"{seat}\") answered \"{p}\", not acting, waiting or finished; the seat is waiting"));
-                        return Participation::Waiting;
-                    }
-                    Some(Ok(_)) | None => {
-                        notices.push(format!("participation(\"{seat}\") must answer \"acting\", \"waiting\" or \"finished\"; the seat is waiting"));
-                        return Participation::Waiting;
-                    }
-                    Some(Err(f)) => {
-                        notices.push(format!(
-                            "participation failed, the seat is waiting: {}",
-                            f.message
-                        ));
-                        return Participation::Waiting;
-                    }
-                }
-            }
-        }
-        let player = state.seats.get(seat).and_then(Option::as_ref);
-        let mut any_open = false;
-        for p in state.prompts.values().filter(|p| p.is_open()) {
-            if Some(&p.player_id) == player {
-                return Participation::Acting;
-            }
-            any_open = true;
-        }
-        if any_open || player.is_none() {
-            Participation::Waiting
-        } else {
-            Participation::Acting
         }
     }
 
@@ -680,6 +788,58 @@ impl MatchLayer {
                     serde_json::json!({"promptId": id.to_string(), "response": p.default.to_json()}),
                 )
             })
+    }
+}
+
+/// Where the game's answers come from after an action: all of them from
+/// one call into Lua, or (when that failed) one query at a time.
+struct Ask<'h> {
+    answers: Option<digipology_lua::MatchAnswers>,
+    host: Option<&'h mut LuaHost>,
+}
+
+/// A seat's participation from the game's answer to `participation(seat)`
+/// (anything but the three names is a notice, and waiting).
+fn participation_from(
+    seat: &str,
+    answer: Result<digipology_kernel::Value, digipology_kernel::ScriptFailure>,
+    notices: &mut Vec<String>,
+) -> Participation {
+    match answer {
+        Ok(digipology_kernel::Value::String(p)) => Participation::from_name(&p).unwrap_or_else(|| {
+            notices.push(format!("participation(\"{seat}\") answered \"{p}\", not acting, waiting or finished; the seat is waiting"));
+            Participation::Waiting
+        }),
+        Ok(_) => {
+            notices.push(format!("participation(\"{seat}\") must answer \"acting\", \"waiting\" or \"finished\"; the seat is waiting"));
+            Participation::Waiting
+        }
+        Err(f) => {
+            notices.push(format!(
+                "participation failed, the seat is waiting: {}",
+                f.message
+            ));
+            Participation::Waiting
+        }
+    }
+}
+
+/// A seat's participation when the game defines no `participation`:
+/// acting when it has an open prompt, waiting when another seat has one
+/// (or the seat is empty), acting when no prompt is open anywhere.
+fn default_participation(seat: &str, state: &State) -> Participation {
+    let player = state.seats.get(seat).and_then(Option::as_ref);
+    let mut any_open = false;
+    for p in state.prompts.values().filter(|p| p.is_open()) {
+        if Some(&p.player_id) == player {
+            return Participation::Acting;
+        }
+        any_open = true;
+    }
+    if any_open || player.is_none() {
+        Participation::Waiting
+    } else {
+        Participation::Acting
     }
 }
 
