@@ -2,13 +2,17 @@
 //! docs/performance.md: at most 20% over the same game without `match`).
 //!
 //! One game, two rooms: a button each seat presses in turn, a Lua guard
-//! (`can_press`) and handler (`on_button_pressed`) on every press, the
-//! game's match functions (`current_phase`, `participation`,
-//! `is_terminal`) defined in both. The match room adds the `match` config:
+//! (`can_press`) and handler (`on_button_pressed`) on every press. The
+//! match room adds the `match` config:
 //! a decision limit, a phase with its tools, a metered resource — so each
 //! press goes through the schema check, the phase's tools, metering, the
 //! book's update (phase, participation, clocks) and its hash. Input is the
 //! CLI's: one JSON line per action, with `at`.
+//!
+//! Twice: with the game's match functions (`current_phase`,
+//! `participation`, `is_terminal`) answered in Lua — which the match room
+//! asks after every accepted action — and without them (the defaults:
+//! participation from open prompts), which is the layer's own cost.
 
 use std::path::PathBuf;
 
@@ -17,7 +21,7 @@ use digipology_room::jsonl::Line;
 use digipology_room::{build_room, Package, Room};
 use serde_json::json;
 
-const SCRIPT: &str = r#"
+const RULES: &str = r#"
 function can_press(player, button)
   return game.seat_of(player) == (storage.turn or "a")
 end
@@ -26,7 +30,10 @@ function on_button_pressed(event)
   game.entity("count"):add(1)
   storage.turn = (storage.turn or "a") == "a" and "b" or "a"
 end
+"#;
 
+/// The game's answers to the match layer, in Lua.
+const MATCH_FUNCTIONS: &str = r#"
 function current_phase() return "play" end
 
 function participation(seat)
@@ -36,9 +43,9 @@ end
 function is_terminal() return false end
 "#;
 
-fn game_dir(with_match: bool) -> PathBuf {
+fn game_dir(with_match: bool, functions: bool) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "digipology-bench-match-{}-{with_match}",
+        "digipology-bench-match-{}-{with_match}-{functions}",
         std::process::id()
     ));
     let _ = std::fs::create_dir_all(dir.join("scripts"));
@@ -59,12 +66,17 @@ fn game_dir(with_match: bool) -> PathBuf {
         });
     }
     let _ = std::fs::write(dir.join("game.json"), game.to_string());
-    let _ = std::fs::write(dir.join("scripts/main.lua"), SCRIPT);
+    let script = if functions {
+        format!("{RULES}{MATCH_FUNCTIONS}")
+    } else {
+        RULES.to_owned()
+    };
+    let _ = std::fs::write(dir.join("scripts/main.lua"), script);
     dir
 }
 
-fn room(with_match: bool) -> Room {
-    let package = Package::load(&game_dir(with_match)).expect("bench game loads");
+fn room(with_match: bool, functions: bool) -> Room {
+    let package = Package::load(&game_dir(with_match, functions)).expect("bench game loads");
     let mut room = build_room(&package, 1, (None, None)).expect("bench room builds");
     let mut sink = std::io::sink();
     room.start(&mut sink).expect("starts");
@@ -95,16 +107,24 @@ fn matches(c: &mut Criterion) {
     let mut group = c.benchmark_group("match_layer");
     const BATCH: usize = 1000;
     group.throughput(Throughput::Elements(BATCH as u64));
-    for with_match in [false, true] {
-        let name = if with_match {
-            "with_match"
-        } else {
-            "without_match"
-        };
-        let mut r = room(with_match);
+    for (functions, with_match) in [(true, false), (true, true), (false, false), (false, true)] {
+        let name = format!(
+            "{}/{}",
+            if functions {
+                "lua_answers"
+            } else {
+                "default_answers"
+            },
+            if with_match {
+                "with_match"
+            } else {
+                "without_match"
+            }
+        );
+        let mut r = room(with_match, functions);
         let mut at = 1;
         let mut sink = std::io::sink();
-        group.bench_function(name, |b| {
+        group.bench_function(&name, |b| {
             b.iter(|| {
                 for line in presses(at, BATCH) {
                     r.submit_line(&line, &mut sink).expect("runs");

@@ -389,69 +389,84 @@ impl LuaHost {
         (phase, ready, terminal): (bool, bool, bool),
         seats: &[String],
     ) -> Option<MatchAnswers> {
-        let pick = |ask: bool, name: &str| {
-            if ask {
-                self.global_function(name)
-            } else {
-                None
-            }
-        };
-        let fns = [
-            pick(phase, "current_phase"),
-            pick(ready, "is_ready"),
-            pick(terminal, "is_terminal"),
-            pick(!seats.is_empty(), "participation"),
-        ];
-        let Some(index) = fns.iter().flatten().map(|(i, _)| *i).next() else {
-            return Some(MatchAnswers::default());
-        };
-        self.reset_budget();
-        let mut all = MultiValue::new();
-        for f in &fns {
-            all.push_back(match f {
-                Some((_, f)) => LuaValue::Function(f.clone()),
-                None => LuaValue::Nil,
-            });
+        if self.stepper.borrow().is_none() {
+            self.build_stepper()?;
         }
-        if fns[3].is_some() {
+        let built = self.stepper.borrow();
+        let (stepper, defined, index) = built.as_ref()?;
+        let (defined, index) = (*defined, *index);
+        if index == usize::MAX {
+            return Some(MatchAnswers::default());
+        }
+        self.reset_budget();
+        let b = &self.bindings[index];
+        let asked = [phase, ready, terminal, !seats.is_empty()];
+        let results = if seats.len() == 2 {
+            let (a, s) = (self.sid(&seats[0]).ok()?, self.sid(&seats[1]).ok()?);
+            self.slot_call(
+                || {
+                    stepper
+                        .call::<(LuaValue, LuaValue, LuaValue, LuaValue, LuaValue, LuaValue)>((
+                            ready, terminal, a, s,
+                        ))
+                        .map(|(ok, p, r, t, x, y)| MultiValue::from_iter([ok, p, r, t, x, y]))
+                },
+                state,
+                b,
+            )?
+        } else {
+            let mut all = MultiValue::new();
+            all.push_back(LuaValue::Boolean(ready));
+            all.push_back(LuaValue::Boolean(terminal));
             for s in seats {
                 all.push_back(self.sid(s).ok()?);
             }
-        }
-        let call = &self.match_step_call;
-        let b = &self.bindings[index];
-        let results = self.slot_call(|| call.call::<MultiValue>(all), state, b)?;
+            self.slot_call(|| stepper.call::<MultiValue>(all), state, b)?
+        };
         let mut it = results.into_iter();
         if !matches!(it.next(), Some(LuaValue::Boolean(true))) {
             return None;
         }
-        let mut next = || -> Option<Option<Value>> {
-            let v = it.next().unwrap_or(LuaValue::Nil);
-            match v {
-                LuaValue::Nil => Some(None),
-                v => to_value_with(&v, &|_, _| None).ok().map(Some),
+        let mut next = || -> Option<Value> {
+            match it.next().unwrap_or(LuaValue::Nil) {
+                LuaValue::Nil => Some(Value::Null),
+                v => to_value_with(&v, &|_, _| None).ok(),
             }
         };
-        let phase = next()?;
-        let ready = next()?;
-        let terminal = next()?;
+        let want = |i: usize| asked[i] && defined[i];
+        let (p, r, t) = (next()?, next()?, next()?);
         let mut participation = Vec::with_capacity(seats.len());
-        if fns[3].is_some() {
+        if want(3) {
             for _ in seats {
                 participation.push(next()?);
             }
         }
         Some(MatchAnswers {
-            phase: fns[0].as_ref().map(|_| phase.unwrap_or(Value::Null)),
-            ready: fns[1].as_ref().map(|_| ready.unwrap_or(Value::Null)),
-            terminal: fns[2].as_ref().map(|_| terminal.unwrap_or(Value::Null)),
-            participation: fns[3].as_ref().map(|_| {
-                participation
-                    .into_iter()
-                    .map(|p| p.unwrap_or(Value::Null))
-                    .collect()
-            }),
+            phase: want(0).then_some(p),
+            ready: want(1).then_some(r),
+            terminal: want(2).then_some(t),
+            participation: want(3).then_some(participation),
         })
+    }
+
+    /// Builds the match step closure around the game's functions, noting
+    /// which it defines and the binding of the first (`usize::MAX`: none).
+    fn build_stepper(&self) -> Option<()> {
+        let names = ["current_phase", "is_ready", "is_terminal", "participation"];
+        let found: Vec<Option<(usize, Function)>> =
+            names.iter().map(|n| self.global_function(n)).collect();
+        let defined = [0, 1, 2, 3].map(|i| found[i].is_some());
+        let index = found.iter().flatten().map(|(i, _)| *i).next();
+        let args: Vec<LuaValue> = found
+            .into_iter()
+            .map(|f| f.map_or(LuaValue::Nil, |(_, f)| LuaValue::Function(f)))
+            .collect();
+        let f = self
+            .match_stepper
+            .call::<Function>(MultiValue::from_iter(args))
+            .ok()?;
+        *self.stepper.borrow_mut() = Some((f, defined, index.unwrap_or(usize::MAX)));
+        Some(())
     }
 
     /// Runs a read-only call into Lua (the guard access, the budget

@@ -50,7 +50,11 @@ pub struct LuaHost {
     pub(crate) callback_call: Function,
     pub(crate) query_call: Function,
     pub(crate) act_call: Function,
-    pub(crate) match_step_call: Function,
+    pub(crate) match_stepper: Function,
+    /// The match step built around the game's functions (on first use):
+    /// the closure, and which of current_phase, is_ready, is_terminal and
+    /// participation the game defines.
+    pub(crate) stepper: std::cell::RefCell<Option<(Function, [bool; 4], usize)>>,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,

@@ -112,6 +112,13 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         LuaValue
     )| c
         .storage_get(lua, &script, &path));
+    native!(t, lua, slot, "storage_get_key", |lua,
+                                              c,
+                                              (script, key): (
+        LuaValue,
+        LuaValue
+    )| c
+        .storage_get_key(lua, &script, &key));
     native!(t, lua, slot, "storage_len", |_l,
                                           c,
                                           (script, path): (

@@ -80,6 +80,43 @@ impl Call<'_, '_, '_> {
         }
     }
 
+    /// `storage_get_key(script, key)`: [`Call::storage_get`] of a top-level
+    /// key, the common read (`storage.turn`), without a path table or an
+    /// owned copy of the key.
+    pub fn storage_get_key(
+        &self,
+        lua: &Lua,
+        script: &LuaValue,
+        key: &LuaValue,
+    ) -> mlua::Result<MultiValue> {
+        let found = match (script, key) {
+            (LuaValue::String(s), LuaValue::String(k)) => {
+                let (s, k) = (s.as_bytes(), k.as_bytes());
+                match (std::str::from_utf8(&s), std::str::from_utf8(&k)) {
+                    (Ok(s), Ok(k)) => match self.state().storage.get(s) {
+                        Some(Value::Object(o)) => o.get(k),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match found {
+            Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
+                LuaValue::Nil,
+                LuaValue::Boolean(true),
+            ])),
+            // A short string (a seat, a phase, a name) comes from the
+            // string cache: no allocation.
+            Some(Value::String(s)) if s.len() <= 64 => {
+                ret(LuaValue::String(self.shared.string(lua, s)?))
+            }
+            Some(v) => ret(to_lua(lua, v)?),
+            None => ret(LuaValue::Nil),
+        }
+    }
+
     /// `storage_set(script, path, value)`: `true`, or `false, message,
     /// kind`. Only the running script's own storage, in handlers only.
     pub fn storage_set(

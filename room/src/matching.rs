@@ -99,7 +99,7 @@ impl Room {
             });
         }
         let ty = action.action_type.as_str();
-        schema::check(ty, &action.payload.to_json())?;
+        schema::check_fields(ty, &action.payload)?;
         if ty == "match.sense" {
             let replaced = self.sense(action, &seat_id)?;
             return Ok(Gate {

@@ -462,6 +462,7 @@ local GAME = raw_setmetatable({}, {
 
 local function storage_node(script_id, path)
   local node = {}
+  local root = #path == 0
   local function child_path(k)
     if type(k) ~= "string" and mtype(k) ~= "integer" then
       error("storage keys must be strings or integers, not " .. type(k), 3)
@@ -473,6 +474,12 @@ local function storage_node(script_id, path)
   local mt = {
     __metatable = PROXY,
     __index = function(_, k)
+      -- The common read, a top-level key, skips the path table.
+      if root and type(k) == "string" then
+        local v, is_table = N.storage_get_key(script_id, k)
+        if is_table then return storage_node(script_id, { k }) end
+        return v
+      end
       local p = child_path(k)
       local v, is_table = N.storage_get(script_id, p)
       if is_table then return storage_node(script_id, p) end

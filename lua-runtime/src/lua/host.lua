@@ -12,7 +12,7 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, act, handle, callback, query, match_step, selftest.
+-- guard, act, handle, callback, query, match_stepper, selftest.
 local P = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
@@ -223,38 +223,25 @@ end
 -- each seat's participation. An absent function (nil) answers nil. The
 -- first failure stops it: `false, message` (the host then asks one by one,
 -- to say which failed).
-function P.match_step(phase_f, ready_f, terminal_f, part_f, ...)
-  local ok, phase, ready, terminal
-  if phase_f then
-    ok, phase = raw_xpcall(phase_f, located)
-    if not ok then return false, phase end
+function P.match_stepper(phase_f, ready_f, terminal_f, part_f)
+  local function answers(ask_ready, ask_terminal, ...)
+    local phase = phase_f and phase_f()
+    local ready, terminal
+    if ask_ready and ready_f then ready = ready_f() end
+    if ask_terminal and terminal_f then terminal = terminal_f() end
+    local n = select("#", ...)
+    if part_f == nil or n == 0 then return phase, ready, terminal end
+    if n == 2 then
+      local a, b = ...
+      return phase, ready, terminal, part_f(a), (part_f(b))
+    end
+    local parts = {}
+    for i = 1, n do parts[i] = part_f((select(i, ...))) end
+    return phase, ready, terminal, unpack(parts, 1, n)
   end
-  if ready_f then
-    ok, ready = raw_xpcall(ready_f, located)
-    if not ok then return false, ready end
+  return function(...)
+    return raw_xpcall(answers, located, ...)
   end
-  if terminal_f then
-    ok, terminal = raw_xpcall(terminal_f, located)
-    if not ok then return false, terminal end
-  end
-  local n = select("#", ...)
-  if part_f == nil or n == 0 then return true, phase, ready, terminal end
-  if n == 2 then
-    local a, b = ...
-    local ok1, pa = raw_xpcall(part_f, located, a)
-    if not ok1 then return false, pa end
-    local ok2, pb = raw_xpcall(part_f, located, b)
-    if not ok2 then return false, pb end
-    return true, phase, ready, terminal, pa, pb
-  end
-  local parts = {}
-  for i = 1, n do
-    local p
-    ok, p = raw_xpcall(part_f, located, (select(i, ...)))
-    if not ok then return false, p end
-    parts[i] = p
-  end
-  return true, phase, ready, terminal, unpack(parts, 1, n)
 end
 
 -- The general guard: `can_act(player, action)`, the action a fresh table

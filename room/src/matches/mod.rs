@@ -192,8 +192,10 @@ impl Book {
 }
 
 fn int(n: i64, out: &mut String) {
-    use std::fmt::Write as _;
-    let _ = write!(out, "{n}");
+    if n < 0 {
+        out.push('-');
+    }
+    write_u64(n.unsigned_abs(), out);
 }
 
 fn opt_int(n: Option<i64>, out: &mut String) {
@@ -377,7 +379,12 @@ impl MatchLayer {
             }
             for (id, s) in &mut self.book.seats {
                 if seat.is_none_or(|x| x == id) {
-                    s.balances.insert(name.clone(), r.amount);
+                    match s.balances.get_mut(name) {
+                        Some(b) => *b = r.amount,
+                        None => {
+                            s.balances.insert(name.clone(), r.amount);
+                        }
+                    }
                 }
             }
         }
@@ -611,7 +618,10 @@ impl MatchLayer {
         ask: &mut Ask<'_>,
         notices: &mut Vec<String>,
     ) {
-        for (i, seat) in self.seat_order.clone().iter().enumerate() {
+        // Taken out for the loop (no copy per action), put back after.
+        let order = std::mem::take(&mut self.seat_order);
+        for (i, seat) in order.iter().enumerate() {
+            let seat = seat.as_str();
             let answer = match (&ask.answers, ask.host.as_deref_mut()) {
                 (Some(a), _) => a.participation.as_ref().map(|list| {
                     Ok(list
@@ -622,7 +632,7 @@ impl MatchLayer {
                 (None, Some(h)) => h.query(
                     state,
                     "participation",
-                    &[digipology_kernel::Value::from(seat.as_str())],
+                    &[digipology_kernel::Value::from(seat)],
                 ),
                 (None, None) => None,
             };
@@ -650,6 +660,7 @@ impl MatchLayer {
                 _ => {}
             }
         }
+        self.seat_order = order;
     }
 
     /// What the room sequences after an accepted action: `phase_ready`
