@@ -129,8 +129,8 @@ fn act(room: &mut Room, action: &Value) -> Vec<digipology_kernel::Event> {
     room.take_events()
 }
 
-/// Everything `viewer` gets from one action: its events, the state and the
-/// view hash, as it sees them.
+/// Everything `viewer` gets from one action: its events, the state, the
+/// view hash and the observation (legal actions included), as it sees them.
 fn observation(room: &mut Room, events: &[digipology_kernel::Event], viewer: &Viewer) -> String {
     let mut out = String::new();
     for e in events {
@@ -144,6 +144,11 @@ fn observation(room: &mut Room, events: &[digipology_kernel::Event], viewer: &Vi
     out.push_str(&doc.to_canonical_json());
     out.push('\n');
     out.push_str(&digipology_kernel::observe::view_hash(&doc));
+    // The observation as a program gets it (docs/match.md): its legal
+    // actions are found by dry runs, which must not tell hidden things
+    // apart either.
+    out.push('\n');
+    out.push_str(&room.observation(viewer).to_string());
     out
 }
 

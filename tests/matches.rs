@@ -365,3 +365,139 @@ fn sensing_never_touches_the_games_randomness() {
     assert_eq!(rngs[0].0, rngs[1].0, "the game's RNG is the same");
     assert_ne!(rngs[0].1, rngs[1].1, "the sensing stream moved");
 }
+
+fn press(player: &str, button: &str, at: i64) -> String {
+    format!(
+        "{}\n",
+        json!({"type": "button.press", "source": {"kind": "player", "playerId": player},
+               "payload": {"entityId": button}, "at": at})
+    )
+}
+
+fn state_hash(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.split("state hash ")
+        .nth(1)
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|| panic!("no state hash in {err}"))
+}
+
+/// A match saved mid-way resumes with its book — clocks, phase, balances —
+/// and ends exactly as the same match played in one go.
+#[test]
+fn a_saved_match_resumes_with_its_clocks() {
+    let dir = scratch("match-save");
+    let first = write(&dir, "first.jsonl", press("p1", "take_3", 5000).as_bytes());
+    let second = write(
+        &dir,
+        "second.jsonl",
+        (press("p2", "take_2", 20_000) + &press("p1", "take_1", 30_000)).as_bytes(),
+    );
+    let all = write(
+        &dir,
+        "all.jsonl",
+        (press("p1", "take_3", 5000)
+            + &press("p2", "take_2", 20_000)
+            + &press("p1", "take_1", 30_000))
+            .as_bytes(),
+    );
+    let game = "examples/nim-clock";
+    let save = dir.join("save.json");
+    let p = |f: &std::path::Path| f.to_str().unwrap_or_default().to_owned();
+    let out = run(
+        &[
+            "run",
+            game,
+            "--players",
+            "p1,p2",
+            "--actions",
+            &p(&first),
+            "--save",
+            &p(&save),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&save).expect("save");
+    assert!(text.contains("\"match\":{"), "the save holds the book");
+    let resumed = run(
+        &[
+            "run",
+            game,
+            "--resume",
+            &p(&save),
+            "--actions",
+            &p(&second),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let whole = run(
+        &[
+            "run",
+            game,
+            "--players",
+            "p1,p2",
+            "--actions",
+            &p(&all),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(state_hash(&resumed), state_hash(&whole));
+    let err = String::from_utf8_lossy(&whole.stderr);
+    assert!(
+        err.contains("match_over"),
+        "the clocks ran out at the end: {err}"
+    );
+}
+
+/// An expiry whose handler fails is rejected once: what it means for the
+/// book (the clock ran out) holds, so it is not raised again and again.
+#[test]
+fn a_failing_host_event_handler_does_not_loop() {
+    let game = common::example_copy("match-failing-handler", "nim-clock");
+    let script = game.join("scripts/main.lua");
+    let src = std::fs::read_to_string(&script).expect("script");
+    std::fs::write(
+        &script,
+        src.replace(
+            "function on_host_event(event)\n",
+            "function on_host_event(event)\n  error(\"the handler is broken\")\n",
+        ),
+    )
+    .expect("write");
+    let out = run(
+        &[
+            "run",
+            game.to_str().unwrap_or_default(),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_no_panic(&out);
+    assert!(out.status.success());
+    let events = common::events(&out);
+    let refused = events
+        .iter()
+        .filter(|e| e["type"] == "action.rejected" && e["data"]["actionType"] == "match.host_event")
+        .count();
+    assert_eq!(refused, 1, "{events:?}");
+    assert!(events
+        .iter()
+        .any(|e| e["type"] == "script.error" && e["data"]["function"] == "on_host_event"));
+}
