@@ -16,9 +16,9 @@ struct Problem {
 
 /// Checks `game`; prints every problem as `file:line: message` and exits 1
 /// when there is any, 0 otherwise.
-pub fn check(game: &Path) -> ExitCode {
+pub fn check(game: &Path, match_file: Option<&Path>) -> ExitCode {
     let mut warnings = Vec::new();
-    let problems = collect(game, &mut warnings);
+    let problems = collect(game, match_file, &mut warnings);
     for w in &warnings {
         println!("{}: warning: {}", w.place, w.message);
     }
@@ -37,7 +37,7 @@ pub fn check(game: &Path) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
+fn collect(game: &Path, match_file: Option<&Path>, warnings: &mut Vec<Problem>) -> Vec<Problem> {
     let package = match Package::load(game) {
         Ok(p) => p,
         Err(e) => return vec![unreadable(game, e)],
@@ -49,6 +49,7 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
         problems: Vec::new(),
         checked: Vec::new(),
         required: Vec::new(),
+        match_file: match_file.map(Path::to_path_buf),
     };
     let state = c.manifest_state();
     let list = package
@@ -67,7 +68,7 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
         }
     }
     c.modules(warnings);
-    c.match_config();
+    let own = c.match_config(match_file);
     // Last, load the room exactly as `run` does (scripts' top-level chunks
     // run in the sandbox, no action is processed), so `check` can never
     // pass a game that `run` refuses.
@@ -77,7 +78,12 @@ fn collect(game: &Path, warnings: &mut Vec<Problem>) -> Vec<Problem> {
                 let p = load_problem(&package, &c.text, e);
                 c.problems.push(p);
             }
-            Ok(room) => c.match_functions(&room),
+            Ok(mut room) => {
+                if let Some(config) = own {
+                    let _ = room.set_match(config);
+                }
+                c.match_functions(&room);
+            }
         }
     }
     c.problems
@@ -113,6 +119,8 @@ struct Checker<'p> {
     /// Script files checked, and the module names they require.
     checked: Vec<String>,
     required: Vec<String>,
+    /// The room's own match config (`--match`), when checked.
+    match_file: Option<std::path::PathBuf>,
 }
 
 impl Checker<'_> {
@@ -138,11 +146,47 @@ impl Checker<'_> {
         )
     }
 
-    /// The `match` config (docs/match.md), each problem at its line.
-    fn match_config(&mut self) {
-        if let Err(CliError::Game { error, .. }) = self.package.match_config() {
-            let place = self.at(&error.path);
-            self.problem(place, format!("{}: {}", error.path, error.message));
+    /// `file:LINE` of a JSON path in the match config: the room's own file
+    /// (`--match`) when there is one, else game.json.
+    fn at_match(&self, path: &str) -> String {
+        match &self.match_file {
+            Some(f) => {
+                let text = std::fs::read_to_string(f).unwrap_or_default();
+                format!("{}:{}", f.display(), locate(&text, path).unwrap_or(1))
+            }
+            None => self.at(path),
+        }
+    }
+
+    /// The `match` config (docs/match.md), each problem at its line —
+    /// game.json's, or a room's own file (`--match`), which is returned
+    /// for the checks of the scripts against it.
+    fn match_config(
+        &mut self,
+        file: Option<&Path>,
+    ) -> Option<digipology_room::matches::MatchConfig> {
+        let Some(file) = file else {
+            if let Err(CliError::Game { error, .. }) = self.package.match_config() {
+                let place = self.at(&error.path);
+                self.problem(place, format!("{}: {}", error.path, error.message));
+            }
+            return None;
+        };
+        match crate::package::match_config_file(file) {
+            Ok(config) => Some(config),
+            Err(CliError::Game { path, error }) => {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let line = locate(&text, &error.path).unwrap_or(1);
+                self.problem(
+                    format!("{}:{line}", path.display()),
+                    format!("{}: {}", error.path, error.message),
+                );
+                None
+            }
+            Err(e) => {
+                self.problem(file.display().to_string(), e.to_string());
+                None
+            }
         }
     }
 
@@ -155,16 +199,30 @@ impl Checker<'_> {
         for name in layer.config.sensing.keys() {
             let function = format!("sense_{name}");
             if !room.scripts().is_some_and(|h| h.defines(&function)) {
-                let place = self.at(&format!("match.sensing.{name}"));
+                let place = self.at_match(&format!("match.sensing.{name}"));
                 self.problem(
                     place,
                     format!("match.sensing.{name}: no global script defines {function}(seat, input), which answers this sensing tool"),
                 );
             }
         }
-        let handles = room.scripts().is_some_and(|h| h.defines("on_host_event"));
+        let defines = |f: &str| room.scripts().is_some_and(|h| h.defines(f));
+        if layer.config.phases.is_some() && !defines("current_phase") {
+            let place = self.at_match("match.phases");
+            self.problem(
+                place,
+                "match.phases is set but no global script defines current_phase(): with no phase named, every tool is legal (docs/match.md)".into(),
+            );
+        }
+        if defines("is_terminal") && !defines("score") {
+            self.problem(
+                self.manifest.clone(),
+                "a script defines is_terminal() but no score(): the match would end with empty scores (define score(), docs/match.md)".into(),
+            );
+        }
+        let handles = defines("on_host_event");
         if layer.config.player_total_ms.is_some() && !handles {
-            let place = self.at("match.timing.playerTotalMs");
+            let place = self.at_match("match.timing.playerTotalMs");
             self.problem(
                 place,
                 "match.timing.playerTotalMs is set but no global script defines on_host_event(event): the game must resolve player_time_exhausted (docs/match.md, Host events)".into(),

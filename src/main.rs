@@ -47,7 +47,7 @@ enum Command {
     Watch(WatchArgs),
     /// Print the game's public manifest: id, seats, match defaults, phases,
     /// and the JSON Schema of every action a seat may submit.
-    Manifest(CheckArgs),
+    Manifest(ManifestArgs),
 }
 
 #[derive(clap::Args)]
@@ -135,6 +135,16 @@ struct WatchArgs {
 struct CheckArgs {
     /// The game folder (holding game.json) or the game.json file.
     game: PathBuf,
+    /// Also check this match config (a room's own, as `run --match` takes
+    /// it) and the game against it, instead of game.json's `match`.
+    #[arg(long = "match")]
+    match_config: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ManifestArgs {
+    /// The game folder (holding game.json) or the game.json file.
+    game: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -166,7 +176,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Test(args) => return test(&args),
-        Command::Check(args) => return check::check(&args.game),
+        Command::Check(args) => return check::check(&args.game, args.match_config.as_deref()),
         Command::Watch(args) => watch_cmd(&args),
         Command::Manifest(args) => manifest_cmd(&args.game),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),

@@ -166,25 +166,8 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         Some(_) => return Err("\"players\" must be an array of player ids".into()),
     };
     let mut sink: Vec<u8> = Vec::new();
-    match obj.get("settings") {
-        None => room.start(&mut sink),
-        Some(Value::Object(over)) => {
-            let mut settings = package
-                .json
-                .get("settings")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            settings.extend(over.clone());
-            room.start_with(Value::Object(settings), &mut sink)
-        }
-        Some(_) => {
-            return Err(
-                "\"settings\" must be an object of setting overrides, like {\"target\": 3}".into(),
-            )
-        }
-    }
-    .map_err(|e| e.to_string())?;
+    start_scenario(&mut room, &package, obj.get("settings"), &mut sink)?
+        .map_err(|e| e.to_string())?;
     if let Some(e) = events_of(&sink)
         .iter()
         .find(|e| e["type"] == "action.rejected")
@@ -206,6 +189,37 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         step_once(&mut room, step).map_err(|e| format!("step {n}: {e}"))?;
     }
     Ok(())
+}
+
+/// Starts a scenario's room: the game's settings, then the match's rules,
+/// then the scenario's own `settings` (docs/match.md, The config).
+fn start_scenario(
+    room: &mut Room,
+    package: &Package,
+    over: Option<&Value>,
+    sink: &mut Vec<u8>,
+) -> Result<std::io::Result<()>, String> {
+    Ok(match over {
+        None => room.start(sink),
+        Some(Value::Object(over)) => {
+            let mut settings = package
+                .json
+                .get("settings")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(m) = room.match_layer() {
+                settings.extend(m.config.rules.clone());
+            }
+            settings.extend(over.clone());
+            room.start_with(Value::Object(settings), sink)
+        }
+        Some(_) => {
+            return Err(
+                "\"settings\" must be an object of setting overrides, like {\"target\": 3}".into(),
+            )
+        }
+    })
 }
 
 /// A scenario's own match config (`"match"`), replacing the game's.
@@ -334,6 +348,9 @@ fn check_observations(room: &mut Room, obs: &Value) -> Result<(), String> {
         let doc = room.observation(&viewer);
         for (path, want) in checks {
             let got = lookup(&doc, path);
+            if got.is_none() {
+                parent_exists(&doc, path).map_err(|e| format!("observation of {name}: {e}"))?;
+            }
             if !same(&got, want) {
                 return Err(format!(
                     "observation of {name}, {path}: expected {want}, got {}",

@@ -14,6 +14,35 @@ fn respond(player: &str, prompt: &str, answer: &str, at: i64) -> Value {
            "payload": {"promptId": prompt, "response": answer}, "at": at})
 }
 
+/// A path as a command-line argument.
+fn arg(p: &std::path::Path) -> &str {
+    p.to_str().unwrap_or_default()
+}
+
+/// `digipology run examples/rock-paper-scissors` with players p1, p2, the
+/// `actions` file and `extra` arguments; it must succeed.
+fn run_rps(actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "examples/rock-paper-scissors",
+        "--players",
+        "p1,p2",
+        "--actions",
+        arg(actions),
+        "--format",
+        "jsonl",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args, b"");
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A rock-paper-scissors match with every kind of expiry: a late answer
 /// after a decision expired (safe default), retries run out, a sensing
 /// call, phases closed by readiness, and the end of input running the
@@ -36,27 +65,7 @@ fn a_recorded_clocked_match_replays_hash_for_hash() {
     let dir = scratch("match-replay");
     let actions = write(&dir, "rps.jsonl", rps_actions().as_bytes());
     let record = dir.join("rps.record");
-    let out = run(
-        &[
-            "run",
-            "examples/rock-paper-scissors",
-            "--players",
-            "p1,p2",
-            "--actions",
-            actions.to_str().unwrap_or_default(),
-            "--record",
-            record.to_str().unwrap_or_default(),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert_no_panic(&out);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_rps(&actions, &["--record", arg(&record)]);
     let text = std::fs::read_to_string(&record).expect("the record");
     // Every kind of room-made input is in the record.
     for needle in [
@@ -69,7 +78,7 @@ fn a_recorded_clocked_match_replays_hash_for_hash() {
     ] {
         assert!(text.contains(needle), "the record lacks {needle}");
     }
-    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    let replay = run(&["replay", arg(&record)], b"");
     assert_no_panic(&replay);
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(
@@ -96,30 +105,12 @@ fn a_replay_follows_the_safe_default_mark() {
              "phases": {"lobby": [], "choose": ["prompt.respond"], "done": []}}"#,
     );
     let record = dir.join("rps.record");
-    let out = run(
-        &[
-            "run",
-            "examples/rock-paper-scissors",
-            "--players",
-            "p1,p2",
-            "--actions",
-            actions.to_str().unwrap_or_default(),
-            "--match",
-            config.to_str().unwrap_or_default(),
-            "--record",
-            record.to_str().unwrap_or_default(),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_rps(
+        &actions,
+        &["--match", arg(&config), "--record", arg(&record)],
     );
     let text = std::fs::read_to_string(&record).expect("the record");
-    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    let replay = run(&["replay", arg(&record)], b"");
     assert!(
         String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
         "{}",
@@ -128,7 +119,7 @@ fn a_replay_follows_the_safe_default_mark() {
     let forged = text.replacen(",\"origin\":\"safe_default\"", "", 1);
     assert_ne!(forged, text);
     let forged_path = write(&dir, "forged.record", forged.as_bytes());
-    let replay = run(&["replay", forged_path.to_str().unwrap_or_default()], b"");
+    let replay = run(&["replay", arg(&forged_path)], b"");
     let said = String::from_utf8_lossy(&replay.stdout);
     assert!(
         !replay.status.success() && !said.contains("every state hash matches"),
@@ -154,9 +145,9 @@ fn a_room_match_override_travels_with_the_record() {
             "run",
             "examples/nim-clock",
             "--match",
-            config.to_str().unwrap_or_default(),
+            arg(&config),
             "--record",
-            record.to_str().unwrap_or_default(),
+            arg(&record),
             "--format",
             "jsonl",
         ],
@@ -178,7 +169,7 @@ fn a_room_match_override_travels_with_the_record() {
         .find(|e| e["type"] == "match.host_event")
         .expect("an expiry");
     assert_eq!(exhausted["data"]["kind"], json!("player_time_exhausted"));
-    let replay = run(&["replay", record.to_str().unwrap_or_default()], b"");
+    let replay = run(&["replay", arg(&record)], b"");
     assert!(
         String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
         "{}",
@@ -195,30 +186,21 @@ fn the_same_match_is_byte_identical_across_two_processes() {
         let state = dir.join(format!("state{i}.json"));
         let record = dir.join(format!("record{i}.jsonl"));
         let observations = dir.join(format!("obs{i}.jsonl"));
-        let out = run(
+        let out = run_rps(
+            &actions,
             &[
-                "run",
-                "examples/rock-paper-scissors",
                 "--seed",
                 "42",
-                "--players",
-                "p1,p2",
-                "--actions",
-                actions.to_str().unwrap_or_default(),
                 "--state-out",
-                state.to_str().unwrap_or_default(),
+                arg(&state),
                 "--record",
-                record.to_str().unwrap_or_default(),
+                arg(&record),
                 "--view",
                 "a",
                 "--observations",
-                observations.to_str().unwrap_or_default(),
-                "--format",
-                "jsonl",
+                arg(&observations),
             ],
-            b"",
         );
-        assert!(out.status.success());
         let read = |p: &std::path::Path| std::fs::read(p).expect("an output");
         outputs.push((
             out.stdout,
@@ -334,22 +316,7 @@ fn sensing_never_touches_the_games_randomness() {
         }
         let actions = write(&dir, &format!("a{with_sense}.jsonl"), text.as_bytes());
         let state = dir.join(format!("s{with_sense}.json"));
-        let out = run(
-            &[
-                "run",
-                "examples/rock-paper-scissors",
-                "--players",
-                "p1,p2",
-                "--actions",
-                actions.to_str().unwrap_or_default(),
-                "--save",
-                state.to_str().unwrap_or_default(),
-                "--format",
-                "jsonl",
-            ],
-            b"",
-        );
-        assert!(out.status.success());
+        let out = run_rps(&actions, &["--save", arg(&state)]);
         let events = common::events(&out);
         assert_eq!(
             events.iter().any(|e| e["type"] == "match.sensed"),
@@ -403,7 +370,6 @@ fn a_saved_match_resumes_with_its_clocks() {
     );
     let game = "examples/nim-clock";
     let save = dir.join("save.json");
-    let p = |f: &std::path::Path| f.to_str().unwrap_or_default().to_owned();
     let out = run(
         &[
             "run",
@@ -411,9 +377,9 @@ fn a_saved_match_resumes_with_its_clocks() {
             "--players",
             "p1,p2",
             "--actions",
-            &p(&first),
+            arg(&first),
             "--save",
-            &p(&save),
+            arg(&save),
             "--format",
             "jsonl",
         ],
@@ -431,9 +397,9 @@ fn a_saved_match_resumes_with_its_clocks() {
             "run",
             game,
             "--resume",
-            &p(&save),
+            arg(&save),
             "--actions",
-            &p(&second),
+            arg(&second),
             "--format",
             "jsonl",
         ],
@@ -451,7 +417,7 @@ fn a_saved_match_resumes_with_its_clocks() {
             "--players",
             "p1,p2",
             "--actions",
-            &p(&all),
+            arg(&all),
             "--format",
             "jsonl",
         ],
@@ -480,15 +446,7 @@ fn a_failing_host_event_handler_does_not_loop() {
         ),
     )
     .expect("write");
-    let out = run(
-        &[
-            "run",
-            game.to_str().unwrap_or_default(),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
+    let out = run(&["run", arg(&game), "--format", "jsonl"], b"");
     assert_no_panic(&out);
     assert!(out.status.success());
     let events = common::events(&out);
@@ -500,4 +458,162 @@ fn a_failing_host_event_handler_does_not_loop() {
     assert!(events
         .iter()
         .any(|e| e["type"] == "script.error" && e["data"]["function"] == "on_host_event"));
+}
+
+/// A room's own match config is saved with the room: resumed, it runs
+/// under that config, not game.json's.
+#[test]
+fn a_resumed_room_keeps_its_own_match_config() {
+    let dir = scratch("match-save-config");
+    let config = write(
+        &dir,
+        "fast.json",
+        br#"{"timing": {"playerTotalMs": 3000}, "phases": {"play": ["button.press"], "over": []}}"#,
+    );
+    let first = write(&dir, "first.jsonl", press("p1", "take_3", 1000).as_bytes());
+    let save = dir.join("save.json");
+    let out = run(
+        &[
+            "run",
+            "examples/nim-clock",
+            "--players",
+            "p1,p2",
+            "--actions",
+            arg(&first),
+            "--match",
+            arg(&config),
+            "--save",
+            arg(&save),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let later = write(&dir, "later.jsonl", press("p2", "take_1", 5000).as_bytes());
+    let resumed = run(
+        &[
+            "run",
+            "examples/nim-clock",
+            "--resume",
+            arg(&save),
+            "--actions",
+            arg(&later),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    let events = common::events(&resumed);
+    // Second's 3-second clock (not game.json's 60) ran out at 4000.
+    let expiry = events
+        .iter()
+        .find(|e| e["type"] == "match.host_event")
+        .expect("an expiry");
+    assert_eq!(expiry["data"]["seat"], json!("second"));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains(r#""scores":{"first":1,"second":0}"#));
+}
+
+/// Times at the edge of what an `at` can hold: no panic, no expiry that
+/// fires again and again at the end of time.
+#[test]
+fn huge_times_neither_panic_nor_loop() {
+    let dir = scratch("match-huge");
+    let config = write(
+        &dir,
+        "dec.json",
+        br#"{"timing": {"playerTotalMs": 60000, "decisionLimitMs": 10000}, "phases": {"play": ["button.press"], "over": []}}"#,
+    );
+    let actions = write(
+        &dir,
+        "huge.jsonl",
+        (press("p1", "take_3", 9_223_372_036_854_770_000) + &press("p2", "take_1", i64::MAX))
+            .as_bytes(),
+    );
+    let out = run(
+        &[
+            "run",
+            "examples/nim-clock",
+            "--players",
+            "p1,p2",
+            "--actions",
+            arg(&actions),
+            "--match",
+            arg(&config),
+            "--view",
+            "first",
+            "--observations",
+            arg(&dir.join("obs.jsonl")),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Before the far press: first's decision expires once at 10 s (nim
+    // has no safe default, so it stays lapsed), its 60 s clock runs out,
+    // and the match ends.
+    let events = common::events(&out);
+    let expiries = events
+        .iter()
+        .filter(|e| e["type"] == "match.host_event")
+        .count();
+    assert_eq!(expiries, 2, "{events:?}");
+    assert!(events.iter().any(|e| e["type"] == "match.over"));
+}
+
+/// The same far times in a match with no clocks: the decision and phase
+/// deadlines saturate instead of overflowing, and nothing refires.
+#[test]
+fn a_decision_at_the_end_of_time_does_not_refire() {
+    let dir = scratch("match-huge-2");
+    let config = write(
+        &dir,
+        "dec.json",
+        br#"{"timing": {"decisionLimitMs": 10000}, "phases": {"play": ["button.press"], "over": []}}"#,
+    );
+    let actions = write(
+        &dir,
+        "huge.jsonl",
+        press("p1", "take_3", i64::MAX - 5).as_bytes(),
+    );
+    let out = run(
+        &[
+            "run",
+            "examples/nim-clock",
+            "--players",
+            "p1,p2",
+            "--actions",
+            arg(&actions),
+            "--match",
+            arg(&config),
+            "--view",
+            "second",
+            "--observations",
+            arg(&dir.join("obs.jsonl")),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expiries = common::events(&out)
+        .iter()
+        .filter(|e| e["type"] == "match.host_event")
+        .count();
+    assert!(expiries <= 1, "{expiries} expiries at the end of time");
 }

@@ -33,9 +33,18 @@ struct Gate {
     seat: Option<String>,
     /// Whether it passed its schema (and so is metered).
     metered: bool,
-    /// The action the kernel processes instead (a sensing call with its
-    /// answer).
-    replaced: Option<Action>,
+    /// A sensing call with its answer, which the kernel processes
+    /// instead (paid for only when it commits).
+    sensed: Option<Sensed>,
+}
+
+/// A sensing call answered: the call with its answer, its price, and the
+/// sensing stream after it.
+struct Sensed {
+    action: Action,
+    resource: String,
+    cost: i64,
+    rng: Vec<String>,
 }
 
 impl Room {
@@ -65,6 +74,16 @@ impl Room {
     /// The match layer, when the room runs a match.
     pub fn match_layer(&self) -> Option<&MatchLayer> {
         self.matchup.as_deref()
+    }
+
+    /// Whether `seat` is acting now.
+    fn is_acting(&self, seat: &str) -> bool {
+        self.matchup.as_ref().is_some_and(|m| {
+            m.book
+                .seats
+                .get(seat)
+                .is_some_and(|s| s.participation == crate::matches::Participation::Acting)
+        })
     }
 
     /// Whether the match has a result (`match_over` or `match_aborted`).
@@ -101,11 +120,11 @@ impl Room {
         let ty = action.action_type.as_str();
         schema::check_fields(ty, &action.payload)?;
         if ty == "match.sense" {
-            let replaced = self.sense(action, &seat_id)?;
+            let sensed = self.sense(action, &seat_id)?;
             return Ok(Gate {
                 seat,
                 metered: false,
-                replaced: Some(replaced),
+                sensed: Some(sensed),
             });
         }
         let Some(layer) = self.matchup.as_deref_mut() else {
@@ -116,18 +135,27 @@ impl Room {
             if have < c.cost {
                 return Err(Rejection::new(
                     RejectCode::ResourceExhausted,
-                    format!(
-                        "an action costs {} {} and this seat has {have} left",
-                        c.cost, c.resource
-                    ),
+                    // No balance in the text: every viewer gets the message.
+                    format!("this seat cannot pay for an action ({})", c.resource),
                 ));
             }
             layer.charge(&seat_id, &c.resource, c.cost);
         }
+        if let (Some(p), Some(declared)) = (&layer.book.phase, &layer.config.phases) {
+            if !declared.contains_key(p) && ty != "match.sense" {
+                // The game's bug, not the seat's: not charged.
+                return Err(Rejection::new(
+                    RejectCode::NotInPhase,
+                    format!("the game's current phase {p} is not one of match.phases: no tool is legal in it"),
+                ));
+            }
+        }
         if !layer.config.phase_allows(layer.book.phase.as_deref(), ty) {
             // Metered from here on: a game rejection.
             let phase = layer.book.phase.clone().unwrap_or_default();
-            self.charge_invalid(&seat_id);
+            if self.charge_invalid(&seat_id) {
+                self.gate_exhausted = Some(seat_id);
+            }
             return Err(Rejection::new(
                 RejectCode::NotInPhase,
                 // The phase is public: named unquoted, so no viewer's copy
@@ -138,7 +166,7 @@ impl Room {
         Ok(Gate {
             seat,
             metered: true,
-            replaced: None,
+            sensed: None,
         })
     }
 
@@ -146,7 +174,7 @@ impl Room {
     /// offered and paid for; its answer comes from `sense_<name>(seat,
     /// input)` run read-only with the match's sensing RNG. The call as the
     /// kernel takes it, with the answer.
-    fn sense(&mut self, action: &Action, seat: &str) -> Result<Action, Rejection> {
+    fn sense(&mut self, action: &Action, seat: &str) -> Result<Sensed, Rejection> {
         let payload = action.payload.to_json();
         let name = payload
             .get("name")
@@ -169,8 +197,8 @@ impl Room {
             return Err(Rejection::new(
                 RejectCode::ResourceExhausted,
                 format!(
-                    "sensing with {name} costs {} {} and this seat has {have} left",
-                    charge.cost, charge.resource
+                    "this seat cannot pay for sensing with {name} ({})",
+                    charge.resource
                 ),
             ));
         }
@@ -205,13 +233,14 @@ impl Room {
                 return Err(Rejection::new(RejectCode::ScriptError, line));
             }
         };
-        if let Some(layer) = self.matchup.as_deref_mut() {
-            layer.charge(seat, &charge.resource, charge.cost);
-            layer.book.sense_rng = Some(crate::matches::rng_words(&rng));
-        }
         let mut replaced = action.clone();
         replaced.payload.set("answer", answer);
-        Ok(replaced)
+        Ok(Sensed {
+            action: replaced,
+            resource: charge.resource,
+            cost: charge.cost,
+            rng: crate::matches::rng_words(&rng),
+        })
     }
 
     /// Charges a game-rejected attempt; whether the seat's retries are now
@@ -268,14 +297,14 @@ impl Room {
         json: Option<&Value>,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let at = action.at.unwrap_or(self.clock);
+        // The room clock, never an earlier `at`: time does not go back
+        // for the match's clocks (the action keeps its `at` as given).
+        let at = self.clock;
         let mut exhausted = None;
         let (out, seat) = match self.gate(&action) {
             Err(r) => {
                 // A phase refusal was charged as a game rejection.
-                if r.code == RejectCode::NotInPhase {
-                    exhausted = self.exhausted_seat(&action);
-                }
+                exhausted = self.gate_exhausted.take();
                 let ty = Some(action.action_type.as_str().to_owned());
                 (
                     self.kernel.reject_input(ty, action.action_id.clone(), r),
@@ -284,7 +313,19 @@ impl Room {
             }
             Ok(gate) => {
                 let (kernel, host) = self.parts();
-                let out = kernel.process(gate.replaced.as_ref().unwrap_or(&action), host);
+                let out = kernel.process(gate.sensed.as_ref().map_or(&action, |s| &s.action), host);
+                if let (Some(s), Some(seat), true) = (&gate.sensed, &gate.seat, out.accepted()) {
+                    if let Some(layer) = self.matchup.as_deref_mut() {
+                        layer.charge(seat, &s.resource, s.cost);
+                        layer.book.sense_rng = Some(s.rng.clone());
+                    }
+                }
+                // A sensing call is no decision: it does not end the seat's.
+                let seat = if gate.sensed.is_some() {
+                    None
+                } else {
+                    gate.seat.clone()
+                };
                 if gate.metered {
                     if let (Some(seat), Some(r)) = (&gate.seat, out.rejection()) {
                         let charged =
@@ -294,7 +335,7 @@ impl Room {
                         }
                     }
                 }
-                (out, gate.seat)
+                (out, seat)
             }
         };
         if !out.accepted() && action.action_type.as_str() == "match.host_event" {
@@ -311,12 +352,17 @@ impl Room {
             None => Given::Typed(&action),
         };
         self.finish(out, Some(given), events)?;
+        // What follows is the room's own input, never a safe default.
+        self.origin = Origin::Input;
         if !self.autofire {
             return Ok(());
         }
         if let Some(seat) = exhausted {
             self.raise(at, "invalid_retries_exhausted", Some(&seat), events)?;
-            self.commit_safe_default(&seat, at, events)?;
+            // A seat that is not to act has no decision to default.
+            if self.is_acting(&seat) {
+                self.commit_safe_default(&seat, at, events)?;
+            }
         }
         for f in follow {
             if self.is_over() {
@@ -334,15 +380,6 @@ impl Room {
             }
         }
         Ok(())
-    }
-
-    /// The seat of a rejected attempt whose charge used up its retries.
-    fn exhausted_seat(&mut self, action: &Action) -> Option<String> {
-        let layer = self.matchup.as_deref()?;
-        let c = layer.config.invalid_action.as_ref()?;
-        let player = action.source.player_id()?;
-        let seat = self.kernel.state().seat_of(player)?.to_string();
-        (layer.balance(&seat, &c.resource) == 0).then_some(seat)
     }
 
     /// Brings the book up to date after an outcome and puts it in the
@@ -435,6 +472,8 @@ impl Room {
         action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
+        // Any catch-up before it is ordinary input.
+        self.reach(action.get("at").and_then(Value::as_i64), events)?;
         self.origin = Origin::SafeDefault;
         let result = self.submit_json(action, events);
         self.origin = Origin::Input;

@@ -439,6 +439,9 @@ pub struct Save {
     /// The room's alias secret (absent from saves written before it
     /// existed, which had no hidden places to alias).
     pub alias_key: Option<[u8; 32]>,
+    /// The match config the room ran under (docs/match.md), when it ran a
+    /// match: a resumed room keeps it, whatever game.json says now.
+    pub match_config: Option<Value>,
 }
 
 impl Save {
@@ -504,6 +507,7 @@ impl Save {
             clock,
             timers,
             alias_key,
+            match_config: v.get("match").filter(|m| !m.is_null()).cloned(),
         })
     }
 }
@@ -564,8 +568,20 @@ pub fn room_from_save(
             path: save_path.to_path_buf(),
             message,
         })?;
-    if let Some(config) = package.match_config()? {
-        apply_match(&mut room, config, save_path)?;
+    let config = match &save.match_config {
+        Some(m) => Some(match_config_from(m, "match", save_path)?),
+        None => package.match_config()?,
+    };
+    match config {
+        Some(config) => apply_match(&mut room, config, save_path)?,
+        // A book with no config to run it: refused, not run unchecked.
+        None if room.kernel().state().match_book.is_some() => {
+            return Err(CliError::Io {
+                path: save_path.to_path_buf(),
+                message: "the saved room ran a match, but neither the save nor the game has its config (\"match\")".into(),
+            })
+        }
+        None => {}
     }
     Ok(room)
 }

@@ -101,6 +101,9 @@ pub struct Room {
     /// Where each processed action's observation goes, and whose
     /// ([`Room::observe_to`]).
     pub(crate) observations: Option<(Viewer, Box<dyn Write>)>,
+    /// The seat whose retries a phase refusal just used up (from the
+    /// checks before the kernel to the follow-ups after it).
+    pub(crate) gate_exhausted: Option<String>,
     /// How the input being processed entered the room.
     pub(crate) origin: crate::matches::Origin,
 }
@@ -130,6 +133,7 @@ impl Room {
             kept_events: None,
             matchup: None,
             observations: None,
+            gate_exhausted: None,
             origin: crate::matches::Origin::Input,
         }
     }
@@ -201,8 +205,18 @@ impl Room {
         let timers = serde_json::to_string(&self.due_of).unwrap_or_else(|_| "{}".into());
         let mut key = String::with_capacity(64);
         digipology_kernel::digest::write_hex(&self.kernel.state().alias_key, &mut key);
+        // The match config the room runs under, so a resume keeps it.
+        let matchup = match &self.matchup {
+            Some(m) => format!(
+                ",\"match\":{}",
+                digipology_kernel::Value::from_json(&m.config.to_json())
+                    .map(|v| v.to_canonical_json())
+                    .unwrap_or_else(|_| "null".into())
+            ),
+            None => String::new(),
+        };
         format!(
-            "{{\"aliasKey\":\"{key}\",\"clock\":{},\"game\":{},\"save\":{SAVE_VERSION},\"state\":{},\"timers\":{timers}}}",
+            "{{\"aliasKey\":\"{key}\",\"clock\":{},\"game\":{}{matchup},\"save\":{SAVE_VERSION},\"state\":{},\"timers\":{timers}}}",
             self.clock,
             Value::from(game_id),
             self.kernel.state().canonical_json()
@@ -531,12 +545,22 @@ impl Room {
                 break;
             }
             if fired >= self.fires_max {
+                let expiry = if self
+                    .matchup
+                    .as_ref()
+                    .and_then(|m| m.next_expiry())
+                    .is_some()
+                {
+                    " and the match's next expiry"
+                } else {
+                    ""
+                };
                 let line = format!(
-                    "digipology: stopped after {fired} timer fires and expiries {} ({} timers still pending)",
+                    "digipology: stopped after {fired} timer fires and expiries {} ({} timers{expiry} still pending)",
                     if before.is_none() {
                         "at the end of the input"
                     } else {
-                        "in one catch-up"
+                        "in one catch-up, before the next action"
                     },
                     self.due.len()
                 );
@@ -591,11 +615,15 @@ impl Room {
         match value {
             Ok(v) => self.submit_json(v, events),
             Err(message) => {
-                let out = self.kernel.reject_input(
-                    None,
-                    None,
-                    Rejection::new(RejectCode::MalformedAction, message),
-                );
+                let rejection = if self.is_over() {
+                    Rejection::new(
+                        RejectCode::MatchOver,
+                        "the match has ended: no more actions are accepted",
+                    )
+                } else {
+                    Rejection::new(RejectCode::MalformedAction, message)
+                };
+                let out = self.kernel.reject_input(None, None, rejection);
                 let raw = if raw.len() > 4096 { "" } else { raw.as_str() };
                 self.finish(out, Some(Given::Raw(raw)), events)
             }

@@ -159,7 +159,12 @@ fn int_in(v: &Value, path: &str, min: i64, max: i64) -> Checked<i64> {
 fn ms_or_null(m: &Map<String, Value>, key: &str, path: &str) -> Checked<Option<i64>> {
     match m.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => int_in(v, &format!("{path}.{key}"), 1, MS_MAX).map(Some),
+        Some(v) => int_in(v, &format!("{path}.{key}"), 1, MS_MAX)
+            .map(Some)
+            .map_err(|e| ConfigError {
+                message: format!("{} (or null: unlimited)", e.message),
+                ..e
+            }),
     }
 }
 

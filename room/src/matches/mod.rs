@@ -84,6 +84,10 @@ pub struct SeatBook {
     pub running_since: Option<i64>,
     /// Its total clock ran out (raised once).
     pub time_exhausted: bool,
+    /// Its last decision expired and no new one has begun: the next
+    /// begins when it commits an accepted action or becomes acting again
+    /// (so an idle seat's decision expires once, not every limit).
+    pub decision_lapsed: bool,
     /// Since when its current decision runs.
     pub decision_since: Option<i64>,
     /// Resource balances by name.
@@ -166,6 +170,8 @@ impl Book {
             }
             out.push_str("},\"clockMs\":");
             opt_int(s.clock_ms, out);
+            out.push_str(",\"decisionLapsed\":");
+            out.push_str(if s.decision_lapsed { "true" } else { "false" });
             out.push_str(",\"decisionSince\":");
             opt_int(s.decision_since, out);
             out.push_str(",\"participation\":\"");
@@ -285,6 +291,7 @@ impl MatchLayer {
                         clock_ms: config.player_total_ms,
                         running_since: None,
                         time_exhausted: false,
+                        decision_lapsed: false,
                         decision_since: None,
                         balances: config
                             .resources
@@ -430,6 +437,10 @@ impl MatchLayer {
         }
         let mut best: Option<Expiry> = None;
         let mut offer = |e: Expiry| {
+            // A deadline past the end of time never comes.
+            if e.at == i64::MAX {
+                return;
+            }
             if best.as_ref().is_none_or(|b| e < *b) {
                 best = Some(e);
             }
@@ -521,6 +532,7 @@ impl MatchLayer {
             .and_then(|seat| self.book.seats.get_mut(seat))
         {
             s.decision_since = None;
+            s.decision_lapsed = false;
         }
         // Every question in one call into Lua; one by one only when one
         // of them failed (to say which).
@@ -649,14 +661,18 @@ impl MatchLayer {
                 (true, false) => {
                     Self::stop_clock(s, at);
                     s.decision_since = None;
+                    s.decision_lapsed = false;
                 }
                 (false, true) => {
                     if !s.time_exhausted && s.clock_ms.is_some() {
                         s.running_since = Some(at);
                     }
+                    s.decision_lapsed = false;
                     self.new_decision(seat, at);
                 }
-                (true, true) if s.decision_since.is_none() => self.new_decision(seat, at),
+                (true, true) if s.decision_since.is_none() && !s.decision_lapsed => {
+                    self.new_decision(seat, at);
+                }
                 _ => {}
             }
         }
@@ -719,7 +735,8 @@ impl MatchLayer {
             self.new_phase(self.book.phase.clone(), at);
         }
         if let Some(s) = seat.and_then(|s| self.book.seats.get_mut(s)) {
-            if s.participation == Participation::Acting && s.decision_since.is_none() {
+            let lapsed = s.decision_lapsed;
+            if s.participation == Participation::Acting && s.decision_since.is_none() && !lapsed {
                 self.new_decision(seat.unwrap_or_default(), at);
             }
         }
@@ -739,9 +756,10 @@ impl MatchLayer {
                 s.time_exhausted = true;
             }
             "decision_expired" => {
-                // The expired decision is over; a new one begins (below,
-                // when the seat is still acting).
+                // The expired decision is over; the next begins with the
+                // seat's next accepted action (its safe default, say).
                 s.decision_since = None;
+                s.decision_lapsed = true;
             }
             _ => {}
         }
@@ -858,7 +876,23 @@ fn default_participation(seat: &str, state: &State) -> Participation {
 /// defines none, or when it fails — said in a notice).
 fn scores(state: &State, h: &mut LuaHost, notices: &mut Vec<String>) -> Value {
     match h.query(state, "score", &[]) {
-        Some(Ok(v @ digipology_kernel::Value::Object(_))) => v.to_json(),
+        Some(Ok(digipology_kernel::Value::Object(m))) => {
+            let mut out = serde_json::Map::new();
+            for (seat, v) in m {
+                match v {
+                    digipology_kernel::Value::Number(_)
+                        if state.seats.contains_key(seat.as_str()) =>
+                    {
+                        out.insert(seat, v.to_json());
+                    }
+                    _ => notices.push(format!(
+                        "score() gave {seat} = {}: only seats of the game with a number count",
+                        v.to_canonical_json()
+                    )),
+                }
+            }
+            Value::Object(out)
+        }
         Some(Ok(digipology_kernel::Value::Null)) | None => serde_json::json!({}),
         Some(Ok(_)) => {
             notices
@@ -916,17 +950,30 @@ pub fn manifest(package: &crate::Package, room: &crate::Room) -> Value {
     let get = |k: &str| package.json.get(k).cloned().unwrap_or(Value::Null);
     let layer = room.match_layer();
     let phases = layer.and_then(|m| m.config.phases.clone());
+    let sensing = layer.is_some_and(|m| !m.config.sensing.is_empty());
     let mut types: Vec<&str> = schema::player_action_types();
-    if let Some(p) = &phases {
-        types.retain(|t| p.values().any(|list| list.iter().any(|x| x == t)));
-    }
+    types.retain(|t| match (*t, &phases) {
+        ("match.sense", _) => sensing,
+        (_, Some(p)) => p.values().any(|list| list.iter().any(|x| x == t)),
+        (_, None) => true,
+    });
     let tools: serde_json::Map<String, Value> = types
         .iter()
         .filter_map(|t| schema::action_schema(t).map(|s| ((*t).to_owned(), s)))
         .collect();
+    let sense_functions = layer
+        .map(|m| {
+            m.config
+                .sensing
+                .keys()
+                .map(|n| format!("sense_{n}"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
     let defined: Vec<&str> = GAME_FUNCTIONS
         .iter()
         .copied()
+        .chain(sense_functions.iter().map(String::as_str))
         .filter(|f| room.scripts().is_some_and(|h| h.defines(f)))
         .collect();
     serde_json::json!({
@@ -957,4 +1004,63 @@ pub struct Processed<'a> {
     pub seat: Option<&'a str>,
     /// Whether the room sequences its own follow-ups (not in a replay).
     pub autofire: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The book written by hand is the canonical JSON (RFC 8785) of the
+    /// same book as a value: sorted keys, seats in UTF-16 order, numbers
+    /// as ECMAScript writes them.
+    #[test]
+    fn the_hand_written_book_is_canonical_json() {
+        let seat = |p, clock, since| SeatBook {
+            participation: p,
+            clock_ms: clock,
+            running_since: since,
+            time_exhausted: false,
+            decision_lapsed: true,
+            decision_since: Some(-5),
+            balances: [("moves".to_owned(), 0), ("a-b_c".to_owned(), 1_000_000_000)]
+                .into_iter()
+                .collect(),
+        };
+        let mut scores = BTreeMap::new();
+        scores.insert("\u{e000}x".to_owned(), serde_json::json!(0.5));
+        scores.insert("b".to_owned(), serde_json::json!(-2));
+        for result in [
+            None,
+            Some(MatchResult::MatchOver { scores }),
+            Some(MatchResult::MatchAborted {
+                reason: "a \"quoted\" reason ✓".into(),
+            }),
+        ] {
+            let book = Book {
+                phase: Some("play".into()),
+                phase_since: 9_007_199_254_740_991,
+                phases_begun: 3,
+                result,
+                seats: [
+                    (
+                        "\u{e000}x".to_owned(),
+                        seat(Participation::Acting, Some(60_000), Some(12)),
+                    ),
+                    (
+                        "\u{10000}".to_owned(),
+                        seat(Participation::Waiting, None, None),
+                    ),
+                    ("b".to_owned(), seat(Participation::Finished, Some(0), None)),
+                ]
+                .into_iter()
+                .collect(),
+                sense_rng: Some(vec!["00ff".into(); 4]),
+            };
+            let mut hand = String::new();
+            book.write_canonical(&mut hand);
+            let json = serde_json::to_value(&book).expect("a book serializes");
+            let value = digipology_kernel::Value::from_json(&json).expect("a canonical value");
+            assert_eq!(hand, value.to_canonical_json());
+        }
+    }
 }

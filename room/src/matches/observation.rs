@@ -91,7 +91,9 @@ fn clocks(layer: &MatchLayer, viewer: &Viewer, now: i64) -> Value {
             continue;
         }
         let decision = match (b.decision_since, layer.config.decision_limit_ms) {
-            (Some(since), Some(limit)) => json!((since + limit - now).max(0)),
+            (Some(since), Some(limit)) => {
+                json!(since.saturating_add(limit).saturating_sub(now).max(0))
+            }
             _ => Value::Null,
         };
         seats.insert(
@@ -107,7 +109,12 @@ fn clocks(layer: &MatchLayer, viewer: &Viewer, now: i64) -> Value {
         .phase
         .as_ref()
         .and_then(|p| layer.config.phase_limits.get(p))
-        .map(|l| (book.phase_since + l.ms - now).max(0));
+        .map(|l| {
+            book.phase_since
+                .saturating_add(l.ms)
+                .saturating_sub(now)
+                .max(0)
+        });
     json!({"now": now, "phaseMs": phase_ms, "seats": seats})
 }
 
