@@ -43,6 +43,18 @@ fn run_rps(actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
     out
 }
 
+/// Replays a record; it must verify every state hash.
+fn assert_replays(record: &std::path::Path) {
+    let replay = run(&["replay", arg(record)], b"");
+    assert_no_panic(&replay);
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success() && said.contains("every state hash matches"),
+        "{said}{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
 /// A rock-paper-scissors match with every kind of expiry: a late answer
 /// after a decision expired (safe default), retries run out, a sensing
 /// call, phases closed by readiness, and the end of input running the
@@ -78,14 +90,7 @@ fn a_recorded_clocked_match_replays_hash_for_hash() {
     ] {
         assert!(text.contains(needle), "the record lacks {needle}");
     }
-    let replay = run(&["replay", arg(&record)], b"");
-    assert_no_panic(&replay);
-    let said = String::from_utf8_lossy(&replay.stdout);
-    assert!(
-        replay.status.success() && said.contains("every state hash matches"),
-        "{said}{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    assert_replays(&record);
 }
 
 /// A safe default is the room's, not the seat's: it is not metered, and a
@@ -110,12 +115,7 @@ fn a_replay_follows_the_safe_default_mark() {
         &["--match", arg(&config), "--record", arg(&record)],
     );
     let text = std::fs::read_to_string(&record).expect("the record");
-    let replay = run(&["replay", arg(&record)], b"");
-    assert!(
-        String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
-        "{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    assert_replays(&record);
     let forged = text.replacen(",\"origin\":\"safe_default\"", "", 1);
     assert_ne!(forged, text);
     let forged_path = write(&dir, "forged.record", forged.as_bytes());
@@ -169,12 +169,7 @@ fn a_room_match_override_travels_with_the_record() {
         .find(|e| e["type"] == "match.host_event")
         .expect("an expiry");
     assert_eq!(exhausted["data"]["kind"], json!("player_time_exhausted"));
-    let replay = run(&["replay", arg(&record)], b"");
-    assert!(
-        String::from_utf8_lossy(&replay.stdout).contains("every state hash matches"),
-        "{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    assert_replays(&record);
 }
 
 #[test]
