@@ -612,3 +612,50 @@ fn a_decision_at_the_end_of_time_does_not_refire() {
         .count();
     assert!(expiries <= 1, "{expiries} expiries at the end of time");
 }
+
+/// A game whose match functions answer nonsense or fail: each seat falls
+/// back to waiting (or the phase stays), and the designer is told.
+#[test]
+fn a_game_answering_nonsense_is_told_and_the_match_goes_on() {
+    let game = common::example_copy("match-nonsense", "nim-clock");
+    let script = game.join("scripts/main.lua");
+    let src = std::fs::read_to_string(&script).expect("script");
+    let src = src.replace(
+        "function participation(seat)\n",
+        "function participation(seat)\n  if seat == \"second\" then return \"sleeping\" end\n",
+    ) + "\nfunction is_ready() error(\"never asked: nim has no ready phase\") end\n";
+    std::fs::write(&script, src).expect("write");
+    let dir = scratch("match-nonsense-run");
+    let actions = write(&dir, "a.jsonl", press("p1", "take_1", 100).as_bytes());
+    let obs = dir.join("obs.jsonl");
+    let out = run(
+        &[
+            "run",
+            arg(&game),
+            "--players",
+            "p1,p2",
+            "--actions",
+            arg(&actions),
+            "--view",
+            "second",
+            "--observations",
+            arg(&obs),
+            "--format",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_no_panic(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("participation(\"second\") answered \"sleeping\""),
+        "{err}"
+    );
+    let last: Value = std::fs::read_to_string(&obs)
+        .expect("observations")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .nth(5)
+        .expect("the observation after the press");
+    assert_eq!(last["participation"], json!("waiting"));
+}

@@ -17,19 +17,30 @@ use crate::convert::{number, to_lua, to_value_with};
 use crate::errors::truncated;
 use crate::host::{Answer, Binding, HandlerList, LuaHost, Ret};
 
+/// What `current_phase()` answered, against the phase the room had.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PhaseAnswer {
+    /// The same phase.
+    Unchanged,
+    /// Another phase, by name.
+    Named(String),
+    /// No phase (nil, or not a string).
+    None,
+}
+
 /// The game's answers to the match layer's questions after an action
 /// ([`LuaHost::match_step`]); `None` for a function the game does not
-/// define (or that was not asked).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// define.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MatchAnswers {
     /// `current_phase()`.
-    pub phase: Option<Value>,
-    /// `is_ready()`.
-    pub ready: Option<Value>,
-    /// `is_terminal()`.
-    pub terminal: Option<Value>,
-    /// `participation(seat)` for each seat asked, in order.
-    pub participation: Option<Vec<Value>>,
+    pub phase: Option<PhaseAnswer>,
+    /// `is_ready()` is true (when asked).
+    pub ready: Option<bool>,
+    /// `is_terminal()` is true (when asked).
+    pub terminal: Option<bool>,
+    /// `participation(seat)` for each seat, in order.
+    pub participation: Option<Vec<&'static str>>,
 }
 
 impl LuaHost {
@@ -376,96 +387,107 @@ impl LuaHost {
     }
 
     /// The match layer's questions after an action in one call into Lua
-    /// (docs/match.md): `current_phase()` when `phase`, `is_ready()` when
-    /// `ready`, `is_terminal()` when `terminal`, and `participation(seat)`
-    /// for each of `seats` — each `None` when the game does not define it
-    /// (or it was not asked). `None` as a whole when any of them failed,
-    /// tried to change the game or answered something that is not a plain
-    /// value: the caller then asks one by one ([`LuaHost::query`]), to
+    /// (docs/match.md): `current_phase()` (compared with `last_phase`),
+    /// `is_ready()` when `ready`, `is_terminal()` when `terminal`, and
+    /// `participation(seat)` for each of `seats` (the game's seats: fixed
+    /// for a host). `None` when any of them failed, tried to change the
+    /// game, or answered a participation that is not one of the three
+    /// names: the caller then asks one by one ([`LuaHost::query`]), to
     /// report which.
     pub fn match_step(
         &mut self,
         state: &State,
-        (phase, ready, terminal): (bool, bool, bool),
+        (ready, terminal): (bool, bool),
+        last_phase: Option<&str>,
         seats: &[String],
     ) -> Option<MatchAnswers> {
-        if self.stepper.borrow().is_none() {
-            self.build_stepper()?;
+        let stale = self
+            .stepper
+            .borrow()
+            .as_ref()
+            .is_none_or(|s| s.seats != seats);
+        if stale {
+            self.build_stepper(seats)?;
         }
         let built = self.stepper.borrow();
-        let (stepper, defined, index) = built.as_ref()?;
-        let (defined, index) = (*defined, *index);
-        if index == usize::MAX {
+        let step = built.as_ref()?;
+        if step.index == usize::MAX {
             return Some(MatchAnswers::default());
         }
         self.reset_budget();
-        let b = &self.bindings[index];
-        let asked = [phase, ready, terminal, !seats.is_empty()];
-        let results = if seats.len() == 2 {
-            let (a, s) = (self.sid(&seats[0]).ok()?, self.sid(&seats[1]).ok()?);
-            self.slot_call(
-                || {
-                    stepper
-                        .call::<(LuaValue, LuaValue, LuaValue, LuaValue, LuaValue, LuaValue)>((
-                            ready, terminal, a, s,
-                        ))
-                        .map(|(ok, p, r, t, x, y)| MultiValue::from_iter([ok, p, r, t, x, y]))
-                },
-                state,
-                b,
-            )?
-        } else {
-            let mut all = MultiValue::new();
-            all.push_back(LuaValue::Boolean(ready));
-            all.push_back(LuaValue::Boolean(terminal));
-            for s in seats {
-                all.push_back(self.sid(s).ok()?);
-            }
-            self.slot_call(|| stepper.call::<MultiValue>(all), state, b)?
+        let b = &self.bindings[step.index];
+        let last = match last_phase {
+            Some(p) => self.sid(p).ok()?,
+            None => LuaValue::Nil,
         };
+        let results = self.slot_call(
+            || step.call.call::<MultiValue>((ready, terminal, last)),
+            state,
+            b,
+        )?;
         let mut it = results.into_iter();
         if !matches!(it.next(), Some(LuaValue::Boolean(true))) {
             return None;
         }
-        let mut next = || -> Option<Value> {
-            match it.next().unwrap_or(LuaValue::Nil) {
-                LuaValue::Nil => Some(Value::Null),
-                v => to_value_with(&v, &|_, _| None).ok(),
-            }
+        let phase = match it.next() {
+            _ if !step.defined[0] => None,
+            Some(LuaValue::Boolean(true)) => Some(PhaseAnswer::Unchanged),
+            Some(LuaValue::String(s)) => Some(PhaseAnswer::Named(s.to_str().ok()?.to_string())),
+            _ => Some(PhaseAnswer::None),
         };
-        let want = |i: usize| asked[i] && defined[i];
-        let (p, r, t) = (next()?, next()?, next()?);
-        let mut participation = Vec::with_capacity(seats.len());
-        if want(3) {
+        let flag = |v: Option<LuaValue>| matches!(v, Some(LuaValue::Boolean(true)));
+        let ready = flag(it.next()) && ready && step.defined[1];
+        let terminal = flag(it.next()) && terminal && step.defined[2];
+        let participation = if step.defined[3] {
+            let mut out = Vec::with_capacity(seats.len());
             for _ in seats {
-                participation.push(next()?);
+                out.push(match it.next() {
+                    Some(LuaValue::Integer(1)) => "acting",
+                    Some(LuaValue::Integer(2)) => "waiting",
+                    Some(LuaValue::Integer(3)) => "finished",
+                    _ => return None,
+                });
             }
-        }
+            Some(out)
+        } else {
+            None
+        };
         Some(MatchAnswers {
-            phase: want(0).then_some(p),
-            ready: want(1).then_some(r),
-            terminal: want(2).then_some(t),
-            participation: want(3).then_some(participation),
+            phase,
+            ready: step.defined[1].then_some(ready),
+            terminal: step.defined[2].then_some(terminal),
+            participation,
         })
     }
 
-    /// Builds the match step closure around the game's functions, noting
-    /// which it defines and the binding of the first (`usize::MAX`: none).
-    fn build_stepper(&self) -> Option<()> {
+    /// Builds the match step closure around the game's functions and its
+    /// seats, noting which functions it defines and the binding of the
+    /// first.
+    fn build_stepper(&self, seats: &[String]) -> Option<()> {
         let names = ["current_phase", "is_ready", "is_terminal", "participation"];
         let found: Vec<Option<(usize, Function)>> =
             names.iter().map(|n| self.global_function(n)).collect();
         let defined = [0, 1, 2, 3].map(|i| found[i].is_some());
         let index = found.iter().flatten().map(|(i, _)| *i).next();
-        let args: Vec<LuaValue> = found
+        let mut args: Vec<LuaValue> = found
             .into_iter()
             .map(|f| f.map_or(LuaValue::Nil, |(_, f)| LuaValue::Function(f)))
             .collect();
-        let f = self
+        let list = self
+            .lua
+            .create_sequence_from(seats.iter().map(String::as_str))
+            .ok()?;
+        args.push(LuaValue::Table(list));
+        let call = self
             .match_stepper
             .call::<Function>(MultiValue::from_iter(args))
             .ok()?;
-        *self.stepper.borrow_mut() = Some((f, defined, index.unwrap_or(usize::MAX)));
+        *self.stepper.borrow_mut() = Some(crate::host::Stepper {
+            call,
+            defined,
+            index: index.unwrap_or(usize::MAX),
+            seats: seats.to_vec(),
+        });
         Some(())
     }
 

@@ -27,6 +27,20 @@ pub(crate) type Answer = (LuaValue, LuaValue, LuaValue);
 /// (binding index, function, function name) for one event type.
 pub(crate) type HandlerList = Vec<(usize, Function, &'static str)>;
 
+/// The match step closure (`host.lua`, `P.match_stepper`) built around
+/// the game's functions and seats.
+pub(crate) struct Stepper {
+    /// The closure.
+    pub(crate) call: Function,
+    /// Which of current_phase, is_ready, is_terminal and participation the
+    /// game defines.
+    pub(crate) defined: [bool; 4],
+    /// The binding of the first of them (`usize::MAX`: none).
+    pub(crate) index: usize,
+    /// The seats it asks about, in order.
+    pub(crate) seats: Vec<String>,
+}
+
 /// One loaded binding: its ids, its entity (if any) and the table of the
 /// globals its script defined.
 pub(crate) struct Binding {
@@ -51,10 +65,8 @@ pub struct LuaHost {
     pub(crate) query_call: Function,
     pub(crate) act_call: Function,
     pub(crate) match_stepper: Function,
-    /// The match step built around the game's functions (on first use):
-    /// the closure, and which of current_phase, is_ready, is_terminal and
-    /// participation the game defines.
-    pub(crate) stepper: std::cell::RefCell<Option<(Function, [bool; 4], usize)>>,
+    /// The match step built around the game's functions (on first use).
+    pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,

@@ -223,24 +223,30 @@ end
 -- each seat's participation. An absent function (nil) answers nil. The
 -- first failure stops it: `false, message` (the host then asks one by one,
 -- to say which failed).
-function P.match_stepper(phase_f, ready_f, terminal_f, part_f)
-  local function answers(ask_ready, ask_terminal, ...)
+local PARTICIPATION = { acting = 1, waiting = 2, finished = 3 }
+
+function P.match_stepper(phase_f, ready_f, terminal_f, part_f, seats)
+  local n = #seats
+  -- Answers travel back as booleans and small integers (no strings to
+  -- hand over): the phase is `true` when it is still `last_phase`, a
+  -- participation its code (0: not one of the three names).
+  local function code(p) return PARTICIPATION[p] or 0 end
+  local function answers(ask_ready, ask_terminal, last_phase)
     local phase = phase_f and phase_f()
+    if phase == last_phase then phase = true end
     local ready, terminal
-    if ask_ready and ready_f then ready = ready_f() end
-    if ask_terminal and terminal_f then terminal = terminal_f() end
-    local n = select("#", ...)
-    if part_f == nil or n == 0 then return phase, ready, terminal end
+    if ask_ready and ready_f then ready = ready_f() == true end
+    if ask_terminal and terminal_f then terminal = terminal_f() == true end
+    if part_f == nil then return phase, ready, terminal end
     if n == 2 then
-      local a, b = ...
-      return phase, ready, terminal, part_f(a), (part_f(b))
+      return phase, ready, terminal, code(part_f(seats[1])), code(part_f(seats[2]))
     end
-    local parts = {}
-    for i = 1, n do parts[i] = part_f((select(i, ...))) end
-    return phase, ready, terminal, unpack(parts, 1, n)
+    local out = {}
+    for i = 1, n do out[i] = code(part_f(seats[i])) end
+    return phase, ready, terminal, unpack(out, 1, n)
   end
-  return function(...)
-    return raw_xpcall(answers, located, ...)
+  return function(ask_ready, ask_terminal, last_phase)
+    return raw_xpcall(answers, located, ask_ready, ask_terminal, last_phase)
   end
 end
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use digipology_kernel::value::{utf16_cmp, write_string, write_u64};
 use digipology_kernel::{EventKind, State};
-use digipology_lua::LuaHost;
+use digipology_lua::{LuaHost, PhaseAnswer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -545,7 +545,8 @@ impl MatchLayer {
             answers: host.as_deref_mut().and_then(|h| {
                 h.match_step(
                     state,
-                    (true, ready_asked && processed.autofire, processed.autofire),
+                    (ready_asked && processed.autofire, processed.autofire),
+                    self.book.phase.as_deref(),
                     &self.seat_order,
                 )
             }),
@@ -604,7 +605,11 @@ impl MatchLayer {
         notices: &mut Vec<String>,
     ) -> Option<String> {
         let answer = match (&ask.answers, ask.host.as_deref_mut()) {
-            (Some(a), _) => a.phase.clone().map(Ok),
+            (Some(a), _) => match &a.phase {
+                None | Some(PhaseAnswer::None) => None,
+                Some(PhaseAnswer::Unchanged) => return self.book.phase.clone(),
+                Some(PhaseAnswer::Named(p)) => return Some(p.clone()),
+            },
             (None, Some(h)) => h.query(state, "current_phase", &[]),
             (None, None) => None,
         };
@@ -634,24 +639,23 @@ impl MatchLayer {
         let order = std::mem::take(&mut self.seat_order);
         for (i, seat) in order.iter().enumerate() {
             let seat = seat.as_str();
+            // The game's answer (the one-call answers are checked names
+            // already), else the default rule.
             let answer = match (&ask.answers, ask.host.as_deref_mut()) {
                 (Some(a), _) => a.participation.as_ref().map(|list| {
-                    Ok(list
-                        .get(i)
-                        .cloned()
-                        .unwrap_or(digipology_kernel::Value::Null))
+                    let name = list.get(i).copied().unwrap_or("waiting");
+                    Participation::from_name(name).unwrap_or(Participation::Waiting)
                 }),
-                (None, Some(h)) => h.query(
-                    state,
-                    "participation",
-                    &[digipology_kernel::Value::from(seat)],
-                ),
+                (None, Some(h)) => h
+                    .query(
+                        state,
+                        "participation",
+                        &[digipology_kernel::Value::from(seat)],
+                    )
+                    .map(|a| participation_from(seat, a, notices)),
                 (None, None) => None,
             };
-            let p = match answer {
-                Some(a) => participation_from(seat, a, notices),
-                None => default_participation(seat, state),
-            };
+            let p = answer.unwrap_or_else(|| default_participation(seat, state));
             let Some(s) = self.book.seats.get_mut(seat) else {
                 continue;
             };
@@ -701,7 +705,7 @@ impl MatchLayer {
             .is_some_and(|l| l.closure == Closure::ReadyOrDeadline);
         let ready = match &ask.answers {
             _ if !ready_closure || closed_phase => None,
-            Some(a) => a.ready.clone().map(Ok),
+            Some(a) => a.ready.map(|r| Ok(digipology_kernel::Value::Bool(r))),
             None => h.query(state, "is_ready", &[]),
         };
         match ready {
@@ -713,7 +717,7 @@ impl MatchLayer {
             _ => {}
         }
         let terminal = match &ask.answers {
-            Some(a) => a.terminal.clone().map(Ok),
+            Some(a) => a.terminal.map(|t| Ok(digipology_kernel::Value::Bool(t))),
             None => h.query(state, "is_terminal", &[]),
         };
         match terminal {
