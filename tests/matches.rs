@@ -19,21 +19,12 @@ fn arg(p: &std::path::Path) -> &str {
     p.to_str().unwrap_or_default()
 }
 
-/// `digipology run examples/rock-paper-scissors` with players p1, p2, the
-/// `actions` file and `extra` arguments; it must succeed.
-fn run_rps(actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "run",
-        "examples/rock-paper-scissors",
-        "--players",
-        "p1,p2",
-        "--actions",
-        arg(actions),
-        "--format",
-        "jsonl",
-    ];
-    args.extend_from_slice(extra);
-    let out = run(&args, b"");
+/// `digipology run` with `args` and JSONL events; it must succeed.
+fn run_ok(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "jsonl"]);
+    let out = run(&all, b"");
     assert_no_panic(&out);
     assert!(
         out.status.success(),
@@ -41,6 +32,19 @@ fn run_rps(actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// [`run_ok`] of `game` with players p1, p2, the `actions` file and
+/// `extra` arguments.
+fn run_game(game: &str, actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![game, "--players", "p1,p2", "--actions", arg(actions)];
+    args.extend_from_slice(extra);
+    run_ok(&args)
+}
+
+/// [`run_game`] of rock-paper-scissors.
+fn run_rps(actions: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    run_game("examples/rock-paper-scissors", actions, extra)
 }
 
 /// Replays a record; it must verify every state hash.
@@ -140,24 +144,13 @@ fn a_room_match_override_travels_with_the_record() {
         br#"{"timing": {"playerTotalMs": 3000, "clockVisibility": "private"}, "phases": {"play": ["button.press"], "over": []}}"#,
     );
     let record = dir.join("nim.record");
-    let out = run(
-        &[
-            "run",
-            "examples/nim-clock",
-            "--match",
-            arg(&config),
-            "--record",
-            arg(&record),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(&[
+        "examples/nim-clock",
+        "--match",
+        arg(&config),
+        "--record",
+        arg(&record),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(r#"{"status":"match_over","scores":{"first":0,"second":1}}"#),
@@ -365,59 +358,11 @@ fn a_saved_match_resumes_with_its_clocks() {
     );
     let game = "examples/nim-clock";
     let save = dir.join("save.json");
-    let out = run(
-        &[
-            "run",
-            game,
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&first),
-            "--save",
-            arg(&save),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_game(game, &first, &["--save", arg(&save)]);
     let text = std::fs::read_to_string(&save).expect("save");
     assert!(text.contains("\"match\":{"), "the save holds the book");
-    let resumed = run(
-        &[
-            "run",
-            game,
-            "--resume",
-            arg(&save),
-            "--actions",
-            arg(&second),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    let whole = run(
-        &[
-            "run",
-            game,
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&all),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
+    let resumed = run_ok(&[game, "--resume", arg(&save), "--actions", arg(&second)]);
+    let whole = run_game(game, &all, &[]);
     assert_eq!(state_hash(&resumed), state_hash(&whole));
     let err = String::from_utf8_lossy(&whole.stderr);
     assert!(
@@ -441,9 +386,7 @@ fn a_failing_host_event_handler_does_not_loop() {
         ),
     )
     .expect("write");
-    let out = run(&["run", arg(&game), "--format", "jsonl"], b"");
-    assert_no_panic(&out);
-    assert!(out.status.success());
+    let out = run_ok(&[arg(&game)]);
     let events = common::events(&out);
     let refused = events
         .iter()
@@ -467,42 +410,19 @@ fn a_resumed_room_keeps_its_own_match_config() {
     );
     let first = write(&dir, "first.jsonl", press("p1", "take_3", 1000).as_bytes());
     let save = dir.join("save.json");
-    let out = run(
-        &[
-            "run",
-            "examples/nim-clock",
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&first),
-            "--match",
-            arg(&config),
-            "--save",
-            arg(&save),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_game(
+        "examples/nim-clock",
+        &first,
+        &["--match", arg(&config), "--save", arg(&save)],
     );
     let later = write(&dir, "later.jsonl", press("p2", "take_1", 5000).as_bytes());
-    let resumed = run(
-        &[
-            "run",
-            "examples/nim-clock",
-            "--resume",
-            arg(&save),
-            "--actions",
-            arg(&later),
-            "--format",
-            "jsonl",
-        ],
-        b"",
-    );
+    let resumed = run_ok(&[
+        "examples/nim-clock",
+        "--resume",
+        arg(&save),
+        "--actions",
+        arg(&later),
+    ]);
     let events = common::events(&resumed);
     // Second's 3-second clock (not game.json's 60) ran out at 4000.
     let expiry = events
@@ -529,30 +449,17 @@ fn huge_times_neither_panic_nor_loop() {
         (press("p1", "take_3", 9_223_372_036_854_770_000) + &press("p2", "take_1", i64::MAX))
             .as_bytes(),
     );
-    let out = run(
+    let out = run_game(
+        "examples/nim-clock",
+        &actions,
         &[
-            "run",
-            "examples/nim-clock",
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&actions),
             "--match",
             arg(&config),
             "--view",
             "first",
             "--observations",
             arg(&dir.join("obs.jsonl")),
-            "--format",
-            "jsonl",
         ],
-        b"",
-    );
-    assert_no_panic(&out);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     // Before the far press: first's decision expires once at 10 s (nim
     // has no safe default, so it stays lapsed), its 60 s clock runs out,
@@ -581,30 +488,17 @@ fn a_decision_at_the_end_of_time_does_not_refire() {
         "huge.jsonl",
         press("p1", "take_3", i64::MAX - 5).as_bytes(),
     );
-    let out = run(
+    let out = run_game(
+        "examples/nim-clock",
+        &actions,
         &[
-            "run",
-            "examples/nim-clock",
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&actions),
             "--match",
             arg(&config),
             "--view",
             "second",
             "--observations",
             arg(&dir.join("obs.jsonl")),
-            "--format",
-            "jsonl",
         ],
-        b"",
-    );
-    assert_no_panic(&out);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let expiries = common::events(&out)
         .iter()
@@ -628,24 +522,11 @@ fn a_game_answering_nonsense_is_told_and_the_match_goes_on() {
     let dir = scratch("match-nonsense-run");
     let actions = write(&dir, "a.jsonl", press("p1", "take_1", 100).as_bytes());
     let obs = dir.join("obs.jsonl");
-    let out = run(
-        &[
-            "run",
-            arg(&game),
-            "--players",
-            "p1,p2",
-            "--actions",
-            arg(&actions),
-            "--view",
-            "second",
-            "--observations",
-            arg(&obs),
-            "--format",
-            "jsonl",
-        ],
-        b"",
+    let out = run_game(
+        arg(&game),
+        &actions,
+        &["--view", "second", "--observations", arg(&obs)],
     );
-    assert_no_panic(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("participation(\"second\") answered \"sleeping\""),
