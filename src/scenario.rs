@@ -166,8 +166,7 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
         Some(_) => return Err("\"players\" must be an array of player ids".into()),
     };
     let mut sink: Vec<u8> = Vec::new();
-    start_scenario(&mut room, &package, obj.get("settings"), &mut sink)?
-        .map_err(|e| e.to_string())?;
+    start_scenario(&mut room, obj.get("settings"), &mut sink)?.map_err(|e| e.to_string())?;
     if let Some(e) = events_of(&sink)
         .iter()
         .find(|e| e["type"] == "action.rejected")
@@ -195,25 +194,12 @@ fn run_inner(game: &Path, file: &Path, name: &mut String) -> Result<(), String> 
 /// then the scenario's own `settings` (docs/match.md, The config).
 fn start_scenario(
     room: &mut Room,
-    package: &Package,
     over: Option<&Value>,
     sink: &mut Vec<u8>,
 ) -> Result<std::io::Result<()>, String> {
     Ok(match over {
         None => room.start(sink),
-        Some(Value::Object(over)) => {
-            let mut settings = package
-                .json
-                .get("settings")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            if let Some(m) = room.match_layer() {
-                settings.extend(m.config.rules.clone());
-            }
-            settings.extend(over.clone());
-            room.start_with(Value::Object(settings), sink)
-        }
+        Some(Value::Object(over)) => room.start_overriding(over, sink),
         Some(_) => {
             return Err(
                 "\"settings\" must be an object of setting overrides, like {\"target\": 3}".into(),

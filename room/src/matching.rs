@@ -9,7 +9,7 @@ use digipology_kernel::{Action, Outcome, RejectCode, Rejection, Viewer};
 use serde_json::{json, Value};
 
 use crate::matches::observation::{candidates, match_parts};
-use crate::matches::{schema, Expiry, FollowUp, MatchConfig, MatchLayer, Origin, Processed};
+use crate::matches::{over, schema, Expiry, FollowUp, MatchConfig, MatchLayer, Origin, Processed};
 use crate::record::Given;
 use crate::room::{system, Room};
 
@@ -369,7 +369,6 @@ impl Room {
                 FollowUp::HostEvent { kind, seat } => {
                     self.raise(at, kind, seat.as_deref(), events)?;
                 }
-                FollowUp::SafeDefault(seat) => self.commit_safe_default(&seat, at, events)?,
                 FollowUp::Finish(scores) => {
                     let a = with_at(system("match.finish", json!({ "scores": scores })), at);
                     self.submit_json(a, events)?;
@@ -612,14 +611,6 @@ impl Room {
     pub fn clock(&self) -> i64 {
         self.clock
     }
-}
-
-/// The refusal of everything after the result.
-fn over() -> Rejection {
-    Rejection::new(
-        RejectCode::MatchOver,
-        "the match has ended: no more actions are accepted",
-    )
 }
 
 fn with_at(mut action: Value, at: i64) -> Value {

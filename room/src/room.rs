@@ -616,10 +616,7 @@ impl Room {
             Ok(v) => self.submit_json(v, events),
             Err(message) => {
                 let rejection = if self.is_over() {
-                    Rejection::new(
-                        RejectCode::MatchOver,
-                        "the match has ended: no more actions are accepted",
-                    )
+                    crate::matches::over()
                 } else {
                     Rejection::new(RejectCode::MalformedAction, message)
                 };
@@ -635,13 +632,26 @@ impl Room {
     /// # Errors
     /// Writing events failed.
     pub fn start(&mut self, events: &mut dyn Write) -> std::io::Result<()> {
-        // A match's rules (docs/match.md) join the manifest's settings.
+        self.start_overriding(&serde_json::Map::new(), events)
+    }
+
+    /// `system.game_start` with the manifest's settings, then a match's
+    /// rules (docs/match.md), then `over` (a scenario's own settings), each
+    /// overriding the one before.
+    ///
+    /// # Errors
+    /// Writing events failed.
+    pub fn start_overriding(
+        &mut self,
+        over: &serde_json::Map<String, Value>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
         let rules = self
             .matchup
             .as_ref()
             .map(|m| m.config.rules.clone())
             .unwrap_or_default();
-        if rules.is_empty() {
+        if rules.is_empty() && over.is_empty() {
             return self.submit_json(system("system.game_start", json!({})), events);
         }
         let mut settings: serde_json::Map<String, Value> = self
@@ -652,6 +662,7 @@ impl Room {
             .map(|(k, v)| (k.clone(), v.to_json()))
             .collect();
         settings.extend(rules);
+        settings.extend(over.clone());
         self.start_with(Value::Object(settings), events)
     }
 

@@ -266,8 +266,6 @@ pub enum FollowUp {
         /// The seat.
         seat: Option<String>,
     },
-    /// Commit the seat's safe default.
-    SafeDefault(String),
     /// End the match with these scores (`is_terminal()` said so).
     Finish(Value),
 }
@@ -346,11 +344,6 @@ impl MatchLayer {
     /// Whether the match has ended.
     pub fn is_over(&self) -> bool {
         self.book.result.is_some()
-    }
-
-    /// The seat a player sits in.
-    pub fn seat_of<'s>(state: &'s State, player: &str) -> Option<&'s str> {
-        state.seat_of(player).map(|s| &**s)
     }
 
     /// A seat's balance of `resource` (0 when it has none).
@@ -908,6 +901,14 @@ fn scores(state: &State, h: &mut LuaHost, notices: &mut Vec<String>) -> Value {
             serde_json::json!({})
         }
     }
+}
+
+/// The refusal of everything after the result (`match_over`).
+pub fn over() -> digipology_kernel::Rejection {
+    digipology_kernel::Rejection::new(
+        digipology_kernel::RejectCode::MatchOver,
+        "the match has ended: no more actions are accepted",
+    )
 }
 
 /// A generator's state words as the book keeps them.
