@@ -48,6 +48,53 @@ enum Command {
     /// Print the game's public manifest: id, seats, match defaults, phases,
     /// and the JSON Schema of every action a seat may submit.
     Manifest(ManifestArgs),
+    /// Serve games to players and programs over HTTP on this machine
+    /// (docs/server.md): matches, seat tokens, observations, event
+    /// streams, a durable log that survives restarts.
+    Serve(Box<ServeArgs>),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Game folders to offer (default: every game under ./examples).
+    games: Vec<PathBuf>,
+    /// Address to listen on (loopback by default; port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    addr: String,
+    /// Folder for the durable room log.
+    #[arg(long, default_value = "digipology-data")]
+    data: PathBuf,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = 64 * 1024)]
+    max_body_bytes: usize,
+    /// Requests a second one token may make (sustained).
+    #[arg(long, default_value_t = 50)]
+    rate: u32,
+    /// Requests one token may make at once above that rate.
+    #[arg(long, default_value_t = 100)]
+    burst: u32,
+    /// Most matches open or running at once.
+    #[arg(long, default_value_t = 1000)]
+    max_rooms: usize,
+    /// Most connections at once.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Most event streams one seat token may hold open.
+    #[arg(long, default_value_t = 4)]
+    max_streams_per_token: usize,
+    /// How long a seat whose event stream dropped may take to reconnect
+    /// before `system.player_disconnected` (ms).
+    #[arg(long, default_value_t = 30_000)]
+    grace_ms: u64,
+    /// Threads that run rooms.
+    #[arg(long, default_value_t = 2)]
+    room_threads: usize,
+    /// Most inputs one match may log.
+    #[arg(long, default_value_t = 100_000)]
+    max_inputs_per_match: u64,
+    /// Longest wait of an observation long poll (ms).
+    #[arg(long, default_value_t = 30_000)]
+    long_poll_max_ms: u64,
 }
 
 #[derive(clap::Args)]
@@ -179,6 +226,7 @@ fn main() -> ExitCode {
         Command::Check(args) => return check::check(&args.game, args.match_config.as_deref()),
         Command::Watch(args) => watch_cmd(&args),
         Command::Manifest(args) => manifest_cmd(&args.game),
+        Command::Serve(args) => serve_cmd(*args),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
     };
     match result {
@@ -563,4 +611,57 @@ fn watch_cmd(args: &WatchArgs) -> Result<(), CliError> {
         players,
         replay_on_change: args.replay_on_change,
     })
+}
+
+/// `digipology serve`: the room service (docs/server.md).
+fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
+    let games = if args.games.is_empty() {
+        example_games()?
+    } else {
+        args.games
+    };
+    let options = digipology_server::Options {
+        games,
+        addr: args.addr,
+        data: args.data.clone(),
+        max_body_bytes: args.max_body_bytes,
+        rate_per_sec: args.rate,
+        rate_burst: args.burst,
+        max_rooms: args.max_rooms,
+        max_connections: args.max_connections,
+        max_streams_per_token: args.max_streams_per_token,
+        grace_ms: args.grace_ms,
+        room_threads: args.room_threads,
+        max_inputs_per_match: args.max_inputs_per_match,
+        long_poll_max_ms: args.long_poll_max_ms,
+    };
+    let data = args.data;
+    digipology_server::serve(options, |addr, games| {
+        // Tests and scripts read the address from this line.
+        println!(
+            "digipology: serving {games} games on http://{addr} (log: {})",
+            data.display()
+        );
+        let _ = io::stdout().flush();
+    })
+    .map_err(|message| CliError::Io {
+        path: PathBuf::from("serve"),
+        message,
+    })
+}
+
+/// Every game folder under ./examples (what `serve` offers by default).
+fn example_games() -> Result<Vec<PathBuf>, CliError> {
+    let root = PathBuf::from("examples");
+    let entries = std::fs::read_dir(&root).map_err(|e| CliError::Io {
+        path: root.clone(),
+        message: format!("{e} (name the game folders to serve, or run from the repository)"),
+    })?;
+    let mut games: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("game.json").is_file())
+        .collect();
+    games.sort();
+    Ok(games)
 }

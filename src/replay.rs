@@ -70,26 +70,10 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
             continue;
         }
         let lineno = i + 2;
-        let at_line = |e: serde_json::Error| format!("{}:{lineno}: {e}", log.display());
-        let rec: RecordLine<'_> = serde_json::from_str(&line).map_err(at_line)?;
-        // The action is read on its own: the line wraps it one level deeper
-        // than the deepest action `run` accepts.
-        let action: Value = match rec.action {
-            Some(a) => serde_json::from_str(a.get()).map_err(at_line)?,
-            None => Value::Null,
-        };
-        match rec.raw {
-            Some(text) => room
-                .submit_line(&crate::jsonl::Line::Bytes(text.into_bytes()), &mut sink)
-                .map_err(|e| e.to_string())?,
-            // A safe default the room committed is replayed as one.
-            None if rec.origin.as_deref() == Some("safe_default") => room
-                .submit_safe_json(action.clone(), &mut sink)
-                .map_err(|e| e.to_string())?,
-            None => room
-                .submit_json(action.clone(), &mut sink)
-                .map_err(|e| e.to_string())?,
-        }
+        let rec = room.replay_line(&line, &mut sink).map_err(|e| match e {
+            crate::record::ReplayError::Json(e) => format!("{}:{lineno}: {e}", log.display()),
+            crate::record::ReplayError::Io(e) => e.to_string(),
+        })?;
         for (k, v) in rec.changed {
             match v {
                 Some(h) => expected.insert(k, h),
@@ -101,7 +85,7 @@ fn replay_inner(log: &Path, game: Option<&Path>) -> Result<Verdict, String> {
             return Ok(Verdict::Diverged(divergence(
                 &room,
                 &expected,
-                (rec.seq, &action),
+                (rec.seq, &rec.action),
                 (&rec.hash, &got),
                 (log, lineno),
             )));
@@ -161,23 +145,6 @@ fn room_for(header: &Value, package: &Package, log: &Path) -> Result<crate::room
         None => crate::package::build_room(package, seed, overrides),
     }
     .map_err(|e| e.to_string())
-}
-
-/// One line of a record after the header (docs/formats.md, The record).
-#[derive(serde::Deserialize)]
-struct RecordLine<'a> {
-    #[serde(default)]
-    seq: u64,
-    #[serde(borrow, default)]
-    action: Option<&'a serde_json::value::RawValue>,
-    #[serde(default)]
-    raw: Option<String>,
-    #[serde(default)]
-    origin: Option<String>,
-    #[serde(default)]
-    hash: String,
-    #[serde(default)]
-    changed: BTreeMap<String, Option<String>>,
 }
 
 /// What the replay says when a hash differs: where, and which state paths.

@@ -458,6 +458,28 @@ impl Room {
         self.submit_safe_json(a, events)
     }
 
+    /// The action `seat`'s safe default would be now (docs/match.md, Safe
+    /// defaults), as its player would submit it: what a built-in bot
+    /// plays. `None` when the seat is empty or the game has none.
+    pub fn safe_default_action(&mut self, seat: &str) -> Option<Value> {
+        let player = self.kernel.state().seats.get(seat).cloned().flatten()?;
+        let mut notices = Vec::new();
+        let found = MatchLayer::safe_default(
+            seat,
+            self.kernel.state(),
+            self.scripts.as_deref_mut(),
+            &mut notices,
+        );
+        for n in notices {
+            self.notice(&n);
+        }
+        let (ty, payload) = found?;
+        Some(
+            json!({"type": ty, "source": {"kind": "player", "playerId": player.to_string()},
+                    "payload": payload}),
+        )
+    }
+
     /// Processes an action as a safe default the room committed (a
     /// replay's record marks them): neither phase-checked nor metered.
     ///

@@ -334,6 +334,12 @@ impl Room {
             .unwrap_or_default()
     }
 
+    /// The events kept since the last [`Room::take_events`], left in
+    /// place.
+    pub fn peek_events(&self) -> &[digipology_kernel::Event] {
+        self.kept_events.as_deref().unwrap_or_default()
+    }
+
     /// Writes an outcome's events, then keeps it in the history and the
     /// record when those are on (`given` is `None` only when both are off).
     pub(crate) fn finish(
@@ -464,6 +470,48 @@ impl Room {
         let (kernel, host) = self.parts();
         let out = kernel.process_json(&action, host);
         self.finish(out, Some(Given::Json(&action)), events)
+    }
+
+    /// Processes one action given as JSON, like [`Room::submit_json`],
+    /// and says which sequence the action itself took: timers and match
+    /// expiries due before its `at` go first, under their own sequences
+    /// (a server answers a client with the sequence of its action).
+    ///
+    /// # Errors
+    /// Writing events or the record failed.
+    pub fn submit_json_seq(
+        &mut self,
+        mut action: Value,
+        events: &mut dyn Write,
+    ) -> std::io::Result<u64> {
+        if self.reach(action.get("at").and_then(Value::as_i64), events)? {
+            if let Some(obj) = action.as_object_mut() {
+                obj.insert("at".into(), json!(self.clock));
+            }
+        }
+        let seq = self.kernel.state().sequence;
+        self.submit_json(action, events)?;
+        Ok(seq)
+    }
+
+    /// When the room next has something to do on its own: the earliest
+    /// pending timer or match expiry (room clock ms); `None` when nothing
+    /// is pending or the match has ended. A host running the room in real
+    /// time calls [`Room::fire_due`] then.
+    pub fn next_due(&self) -> Option<i64> {
+        if self.is_over() {
+            return None;
+        }
+        let timer = self.due.first().map(|(at, _)| *at);
+        let expiry = self
+            .matchup
+            .as_ref()
+            .and_then(|m| m.next_expiry())
+            .map(|e| e.at);
+        match (timer, expiry) {
+            (Some(t), Some(e)) => Some(t.min(e)),
+            (t, e) => t.or(e),
+        }
     }
 
     /// Brings the room clock to an action's `at` (a later one fires the

@@ -1,0 +1,809 @@
+//! The HTTP+JSON API (docs/server.md, Routes): who may call what, what a
+//! body must hold, long polls and event streams. Every refusal is a 4xx
+//! (or 503) with a JSON body `{code, message}`.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use digipology_kernel::Viewer;
+use futures_util::Stream;
+use serde_json::{json, Map, Value};
+use tokio::sync::oneshot;
+
+use crate::feed::{Feed, Tick, SPECTATOR};
+use crate::hub::{Create, Handle, Hub, JoinRequest, Refusal};
+use crate::limits::RateLimiter;
+use crate::live::{Answer, Cmd};
+
+/// A refusal as the API answers it.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: String,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: u16, code: &str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from((status, code, message): Refusal) -> Self {
+        ApiError::new(status, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"code": self.code, "message": self.message}).to_string();
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
+    }
+}
+
+type Answered = Result<Response, ApiError>;
+
+fn json_ok(v: &Value) -> Response {
+    json_text(StatusCode::OK, v.to_string())
+}
+
+fn json_text(status: StatusCode, text: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+/// What every handler shares.
+pub struct App {
+    hub: Arc<Hub>,
+    rate: RateLimiter,
+    prometheus: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// Open streams per token digest.
+    streams: Mutex<HashMap<String, usize>>,
+}
+
+type Shared = State<Arc<App>>;
+
+fn prometheus() -> Option<metrics_exporter_prometheus::PrometheusHandle> {
+    static HANDLE: std::sync::OnceLock<Option<metrics_exporter_prometheus::PrometheusHandle>> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .install_recorder()
+                .ok()
+        })
+        .clone()
+}
+
+/// The API's routes over `hub`.
+pub fn router(hub: Arc<Hub>) -> Router {
+    let body_max = hub.options.max_body_bytes;
+    let app = Arc::new(App {
+        rate: RateLimiter::new(hub.options.rate_per_sec, hub.options.rate_burst),
+        hub,
+        prometheus: prometheus(),
+        streams: Mutex::new(HashMap::new()),
+    });
+    Router::new()
+        .route("/games", get(games))
+        .route("/games/{game_id}", get(game))
+        .route("/games/{game_id}/enqueue", post(enqueue))
+        .route(
+            "/games/{game_id}/matches",
+            get(list_matches).post(create_match),
+        )
+        .route("/games/{game_id}/leaderboard", get(leaderboard))
+        .route("/matches/{match_id}", get(match_summary))
+        .route("/matches/{match_id}/join", post(join))
+        .route("/matches/{match_id}/observation", get(observation))
+        .route("/matches/{match_id}/actions", post(submit))
+        .route("/matches/{match_id}/events", get(events))
+        .route("/matches/{match_id}/spectate", get(spectate))
+        .route("/matches/{match_id}/spectate/events", get(spectate_events))
+        .fallback(unknown_route)
+        .layer(middleware::from_fn_with_state(app.clone(), rate_limit))
+        .route("/health", get(health))
+        .route("/metrics", get(metrics_text))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(body_max))
+        .layer(middleware::from_fn(json_errors))
+        .with_state(app)
+}
+
+/// Serves the API on `listener` until the process is interrupted.
+///
+/// # Errors
+/// The server failed.
+pub async fn serve(listener: tokio::net::TcpListener, hub: Arc<Hub>) -> Result<(), String> {
+    let max = hub.options.max_connections;
+    let app = router(hub);
+    axum::serve(crate::limits::Limited::new(listener, max), app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| format!("the server failed: {e}"))
+}
+
+/// Answers every error that is not JSON already (a body over the limit,
+/// a wrong method) as `{code, message}`.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    metrics::counter!("digipology_http_responses_total", "status" => status.as_u16().to_string())
+        .increment(1);
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if status.as_u16() < 400 || is_json {
+        return res;
+    }
+    let (code, message) = match status.as_u16() {
+        404 => ("unknown_route", "no such route (docs/server.md lists them)"),
+        405 => ("method_not_allowed", "this route does not take that method"),
+        413 => (
+            "body_too_large",
+            "the request body is over the server's limit",
+        ),
+        _ => ("bad_request", "the request could not be read"),
+    };
+    ApiError::new(status.as_u16(), code, message).into_response()
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::new(
+        404,
+        "unknown_route",
+        "no such route (docs/server.md lists them)",
+    )
+}
+
+/// The token a request carries: `Authorization: Bearer …`, or `token=`
+/// in the query (for browsers' event streams).
+fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        return v.strip_prefix("Bearer ").map(|t| t.trim().to_owned());
+    }
+    query?
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("token="))
+        .map(str::to_owned)
+}
+
+async fn rate_limit(State(app): Shared, req: Request, next: Next) -> Response {
+    let key = token_of(req.headers(), req.uri().query())
+        .map(|t| crate::hub::digest(&t))
+        .unwrap_or_else(|| "anonymous".to_owned());
+    if !app.rate.allow(&key) {
+        metrics::counter!("digipology_rate_limited_total").increment(1);
+        let mut res = ApiError::new(
+            429,
+            "rate_limited",
+            "too many requests: slow down and retry",
+        )
+        .into_response();
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return res;
+    }
+    next.run(req).await
+}
+
+async fn health() -> Response {
+    json_ok(&json!({"status": "ok"}))
+}
+
+async fn metrics_text(State(app): Shared) -> Response {
+    let text = app
+        .prometheus
+        .as_ref()
+        .map(|h| h.render())
+        .unwrap_or_default();
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        text,
+    )
+        .into_response()
+}
+
+async fn games(State(app): Shared) -> Response {
+    let list: Vec<Value> = app
+        .hub
+        .games
+        .values()
+        .map(|g| json!({"id": g.id, "name": g.manifest["name"], "seats": g.manifest["seats"], "manifest": g.manifest}))
+        .collect();
+    json_ok(&Value::Array(list))
+}
+
+async fn game(State(app): Shared, Path(game_id): Path<String>) -> Answered {
+    let g =
+        app.hub.games.get(&game_id).ok_or_else(|| {
+            ApiError::new(404, "unknown_game", format!("no game {game_id:?} here"))
+        })?;
+    Ok(json_ok(&g.manifest))
+}
+
+/// A request body: a JSON object with only these keys (an empty body is
+/// an empty object).
+fn object(body: &Bytes, keys: &[&str]) -> Result<Map<String, Value>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::new(400, "malformed_json", format!("the body is not JSON: {e}")))?;
+    let Value::Object(m) = v else {
+        return Err(ApiError::new(
+            400,
+            "invalid_type",
+            "the body must be a JSON object",
+        ));
+    };
+    if let Some(k) = m.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(ApiError::new(
+            400,
+            "unknown_key",
+            format!("unknown key {k:?} (this route takes {})", keys.join(", ")),
+        ));
+    }
+    Ok(m)
+}
+
+/// An optional string field of at most `max` bytes.
+fn text(m: &Map<String, Value>, key: &str, max: usize) -> Result<Option<String>, ApiError> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= max => Ok(Some(s.clone())),
+        Some(Value::String(_)) => Err(ApiError::new(
+            400,
+            "invalid_value",
+            format!("{key} must be 1 to {max} bytes"),
+        )),
+        Some(_) => Err(ApiError::new(
+            400,
+            "invalid_type",
+            format!("{key} must be a string"),
+        )),
+    }
+}
+
+fn flag(m: &Map<String, Value>, key: &str) -> Result<bool, ApiError> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ApiError::new(
+            400,
+            "invalid_type",
+            format!("{key} must be true or false"),
+        )),
+    }
+}
+
+/// Waits for the writes a new seat needs, then hands out its token.
+async fn joined(j: crate::hub::Joined) -> Answered {
+    for d in j.durable {
+        match d.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(ApiError::new(500, "store", e)),
+            Err(_) => return Err(ApiError::new(503, "store", "the room log stopped")),
+        }
+    }
+    Ok(json_ok(
+        &json!({"matchId": j.match_id, "seat": j.seat, "playerId": j.player_id, "token": j.token}),
+    ))
+}
+
+async fn enqueue(State(app): Shared, Path(game_id): Path<String>, body: Bytes) -> Answered {
+    let m = object(&body, &["name", "bots"])?;
+    let req = JoinRequest {
+        name: text(&m, "name", 64)?,
+        seat: None,
+    };
+    let bots = flag(&m, "bots")?;
+    joined(app.hub.enqueue(&game_id, req, bots)?).await
+}
+
+async fn join(State(app): Shared, Path(match_id): Path<String>, body: Bytes) -> Answered {
+    let m = object(&body, &["name", "seat"])?;
+    let req = JoinRequest {
+        name: text(&m, "name", 64)?,
+        seat: text(&m, "seat", 128)?,
+    };
+    joined(app.hub.join(&match_id, req)?).await
+}
+
+async fn create_match(State(app): Shared, Path(game_id): Path<String>, body: Bytes) -> Answered {
+    let m = object(&body, &["seed", "match", "bots", "public"])?;
+    let seed = match m.get("seed") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().filter(|s| *s < (1 << 53)).ok_or_else(|| {
+            ApiError::new(
+                400,
+                "invalid_value",
+                "seed must be an integer from 0 to 2^53 - 1",
+            )
+        })?),
+    };
+    let config = match m.get("match") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(_) => {
+            return Err(ApiError::new(
+                400,
+                "invalid_type",
+                "match must be an object",
+            ))
+        }
+    };
+    let bots = match m.get("bots") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|s| s.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ApiError::new(400, "invalid_type", "bots must be a list of seat ids"))?,
+        Some(_) => {
+            return Err(ApiError::new(
+                400,
+                "invalid_type",
+                "bots must be a list of seat ids",
+            ))
+        }
+    };
+    let create = Create {
+        seed,
+        config,
+        bots,
+        public: flag(&m, "public")?,
+    };
+    let (summary, durable) = app.hub.create(&game_id, create)?;
+    for d in durable {
+        if !matches!(d.await, Ok(Ok(()))) {
+            return Err(ApiError::new(500, "store", "the match could not be stored"));
+        }
+    }
+    Ok(json_text(StatusCode::CREATED, summary.to_string()))
+}
+
+#[derive(serde::Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+}
+
+async fn list_matches(
+    State(app): Shared,
+    Path(game_id): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> Answered {
+    if !app.hub.games.contains_key(&game_id) {
+        return Err(ApiError::new(
+            404,
+            "unknown_game",
+            format!("no game {game_id:?} here"),
+        ));
+    }
+    let status = q.status.as_deref();
+    if let Some(s) = status {
+        if !["open", "running", "finished"].contains(&s) {
+            return Err(ApiError::new(
+                400,
+                "invalid_value",
+                "status is open, running or finished",
+            ));
+        }
+    }
+    Ok(json_ok(&Value::Array(app.hub.matches_of(&game_id, status))))
+}
+
+async fn leaderboard(State(app): Shared, Path(game_id): Path<String>) -> Answered {
+    if !app.hub.games.contains_key(&game_id) {
+        return Err(ApiError::new(
+            404,
+            "unknown_game",
+            format!("no game {game_id:?} here"),
+        ));
+    }
+    Ok(json_ok(
+        &json!({"gameId": game_id, "standings": app.hub.leaderboard(&game_id)}),
+    ))
+}
+
+async fn match_summary(State(app): Shared, Path(match_id): Path<String>) -> Answered {
+    app.hub
+        .summary(&match_id)
+        .map(|s| json_ok(&s))
+        .ok_or_else(|| ApiError::new(404, "unknown_match", format!("no match {match_id:?} here")))
+}
+
+/// The seat a request's token holds in `match_id`.
+fn seat_for(
+    app: &App,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    match_id: &str,
+) -> Result<(String, String), ApiError> {
+    let token = token_of(headers, query).ok_or_else(|| {
+        ApiError::new(
+            401,
+            "missing_token",
+            "send the seat token as `Authorization: Bearer <token>`",
+        )
+    })?;
+    let (m, seat) = app.hub.token(&token).ok_or_else(|| {
+        ApiError::new(
+            401,
+            "unknown_token",
+            "this token is not one the server gave",
+        )
+    })?;
+    if m != match_id {
+        return Err(ApiError::new(
+            403,
+            "wrong_match",
+            "this token is for another match",
+        ));
+    }
+    Ok((seat, crate::hub::digest(&token)))
+}
+
+#[derive(serde::Deserialize)]
+struct PollQuery {
+    after: Option<u64>,
+    wait_ms: Option<u64>,
+}
+
+/// Waits until the room has processed a sequence after `after` (or the
+/// match is over, or `wait` passes).
+async fn wait_after(feed: &Feed, after: Option<u64>, wait: Duration) -> Result<(), ApiError> {
+    let Some(after) = after else {
+        return Ok(());
+    };
+    let mut rx = feed.watch();
+    let ready = |t: &Tick| t.stopped || t.over || t.next > after.saturating_add(1);
+    let _ = tokio::time::timeout(wait, rx.wait_for(ready)).await;
+    if feed.tick().stopped {
+        return Err(unavailable());
+    }
+    Ok(())
+}
+
+fn unavailable() -> ApiError {
+    ApiError::new(
+        503,
+        "room_unavailable",
+        "this room stopped; it is recovered from its log when the server starts again",
+    )
+}
+
+async fn observe(app: &App, handle: &Handle, viewer: Viewer, q: &PollQuery) -> Answered {
+    let wait = Duration::from_millis(
+        q.wait_ms
+            .unwrap_or(app.hub.options.long_poll_max_ms)
+            .min(app.hub.options.long_poll_max_ms),
+    );
+    wait_after(&handle.feed, q.after, wait).await?;
+    let (reply, rx) = oneshot::channel();
+    handle
+        .tx
+        .try_send(Cmd::Observe { viewer, reply })
+        .map_err(|_| ApiError::new(503, "room_busy", "the room's queue is full; retry"))?;
+    let doc = rx.await.map_err(|_| unavailable())?;
+    Ok(json_ok(&doc))
+}
+
+async fn observation(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Query(q): Query<PollQuery>,
+) -> Answered {
+    let (seat, _) = seat_for(&app, &headers, uri.query(), &match_id)?;
+    let handle = app.hub.handle(&match_id)?;
+    observe(&app, &handle, Viewer::Seat(seat.as_str().into()), &q).await
+}
+
+async fn spectate(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    Query(q): Query<PollQuery>,
+) -> Answered {
+    let handle = app.hub.handle(&match_id)?;
+    observe(&app, &handle, Viewer::Spectator, &q).await
+}
+
+/// Checks an attempt's action: `{type, payload}`, and a `source` only if
+/// it is the seat's own.
+fn check_action(action: Option<&Value>, player: &str) -> Result<Value, ApiError> {
+    let Some(Value::Object(a)) = action else {
+        return Err(ApiError::new(
+            400,
+            "invalid_type",
+            "action must be an object {type, payload}",
+        ));
+    };
+    if let Some(k) = a
+        .keys()
+        .find(|k| !["type", "payload", "source"].contains(&k.as_str()))
+    {
+        return Err(ApiError::new(
+            400,
+            "unknown_key",
+            format!(
+                "unknown action key {k:?}: the server sets the time and ids; send type and payload"
+            ),
+        ));
+    }
+    let Some(Value::String(ty)) = a.get("type") else {
+        return Err(ApiError::new(
+            400,
+            "invalid_type",
+            "action.type must be a string",
+        ));
+    };
+    if let Some(source) = a.get("source") {
+        if *source != json!({"kind": "player", "playerId": player}) {
+            return Err(ApiError::new(
+                403,
+                "forged_source",
+                "a seat acts only as its own player; leave source out",
+            ));
+        }
+    }
+    let registered = digipology_kernel::action::ActionType::from_name(ty).is_some();
+    if registered && !digipology_room::matches::schema::player_action_types().contains(&ty.as_str())
+    {
+        return Err(ApiError::new(
+            403,
+            "not_a_player_action",
+            format!("{ty} is not an action a seat may send"),
+        ));
+    }
+    match a.get("payload") {
+        None | Some(Value::Object(_)) => {}
+        Some(_) => {
+            return Err(ApiError::new(
+                400,
+                "invalid_type",
+                "action.payload must be an object",
+            ))
+        }
+    }
+    Ok(json!({"type": ty, "payload": a.get("payload").cloned().unwrap_or_else(|| json!({}))}))
+}
+
+async fn submit(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Bytes,
+) -> Answered {
+    let started = std::time::Instant::now();
+    let (seat, _) = seat_for(&app, &headers, uri.query(), &match_id)?;
+    let m = object(&body, &["clientActionId", "action"])?;
+    let client_id = text(&m, "clientActionId", 128)?.ok_or_else(|| {
+        ApiError::new(
+            400,
+            "missing_field",
+            "clientActionId is required (any id of yours, 1 to 128 bytes)",
+        )
+    })?;
+    let player = app.hub.player_of(&match_id, &seat).unwrap_or_default();
+    let action = check_action(m.get("action"), &player)?;
+    let handle = app.hub.handle(&match_id)?;
+    let (reply, rx) = oneshot::channel();
+    handle
+        .tx
+        .try_send(Cmd::Submit {
+            seat,
+            client_id,
+            action,
+            reply,
+        })
+        .map_err(|_| {
+            ApiError::new(
+                503,
+                "room_busy",
+                "the room's queue is full; retry with the same clientActionId",
+            )
+        })?;
+    let answer = rx.await.map_err(|_| unavailable())?;
+    metrics::histogram!("digipology_submit_seconds").record(started.elapsed().as_secs_f64());
+    match answer {
+        Answer::Done(text) => {
+            metrics::counter!("digipology_actions_acknowledged_total").increment(1);
+            Ok(json_text(StatusCode::OK, text))
+        }
+        Answer::Reused => Err(ApiError::new(
+            409,
+            "client_action_id_reused",
+            "this clientActionId was used for another action",
+        )),
+        Answer::Unavailable(code, message) => Err(ApiError::new(409, code, message)),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct StreamQuery {
+    after: Option<u64>,
+    #[allow(dead_code)]
+    token: Option<String>,
+}
+
+/// Tells the room a seat's stream closed, and frees its place, when the
+/// stream is dropped.
+struct StreamGuard {
+    app: Arc<App>,
+    handle: Handle,
+    seat: String,
+    token: String,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let _ = self
+            .handle
+            .tx
+            .try_send(Cmd::StreamClosed(self.seat.clone()));
+        if let Ok(mut s) = self.app.streams.lock() {
+            if let Some(n) = s.get_mut(&self.token) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    s.remove(&self.token);
+                }
+            }
+        }
+    }
+}
+
+struct StreamState {
+    feed: Arc<Feed>,
+    viewer: String,
+    cursor: Option<u64>,
+    rx: tokio::sync::watch::Receiver<Tick>,
+    pending: VecDeque<(u64, String)>,
+    ended: bool,
+    _guard: Option<StreamGuard>,
+}
+
+/// The stream's messages: one per sequence the viewer sees something of
+/// (`id:` the sequence, `data:` its events as JSON lines), then `over`
+/// once the match has a result and everything before it went out.
+fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some((seq, lines)) = st.pending.pop_front() {
+                st.cursor = Some(seq);
+                let ev = Event::default()
+                    .id(seq.to_string())
+                    .event("events")
+                    .data(lines);
+                return Some((Ok(ev), st));
+            }
+            if st.ended {
+                return None;
+            }
+            let tick = *st.rx.borrow_and_update();
+            let batch = st.feed.since(&st.viewer, st.cursor, STREAM_BATCH);
+            if !batch.is_empty() {
+                st.pending.extend(batch);
+                continue;
+            }
+            if tick.stopped {
+                return None;
+            }
+            if tick.over {
+                st.ended = true;
+                let last = tick.next.saturating_sub(1);
+                let ev = Event::default()
+                    .event("over")
+                    .data(json!({"seq": last}).to_string());
+                return Some((Ok(ev), st));
+            }
+            if st.rx.changed().await.is_err() {
+                return None;
+            }
+        }
+    })
+}
+
+/// Sequences a stream takes from the feed at a time.
+const STREAM_BATCH: usize = 256;
+
+fn last_event_id(headers: &HeaderMap, after: Option<u64>) -> Option<u64> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .or(after)
+}
+
+async fn events(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Query(q): Query<StreamQuery>,
+) -> Answered {
+    let (seat, token) = seat_for(&app, &headers, uri.query(), &match_id)?;
+    let handle = app.hub.handle(&match_id)?;
+    {
+        let mut streams = app
+            .streams
+            .lock()
+            .map_err(|_| ApiError::new(500, "internal", "stream count"))?;
+        let n = streams.entry(token.clone()).or_default();
+        if *n >= app.hub.options.max_streams_per_token {
+            return Err(ApiError::new(
+                429,
+                "too_many_streams",
+                "this token has its most streams open; close one",
+            ));
+        }
+        *n += 1;
+    }
+    let guard = StreamGuard {
+        app: app.clone(),
+        handle: handle.clone(),
+        seat: seat.clone(),
+        token,
+    };
+    let _ = handle.tx.try_send(Cmd::StreamOpened(seat.clone()));
+    let st = StreamState {
+        rx: handle.feed.watch(),
+        feed: handle.feed.clone(),
+        viewer: seat,
+        cursor: last_event_id(&headers, q.after),
+        pending: VecDeque::new(),
+        ended: false,
+        _guard: Some(guard),
+    };
+    Ok(Sse::new(feed_stream(st))
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+async fn spectate_events(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<StreamQuery>,
+) -> Answered {
+    let handle = app.hub.handle(&match_id)?;
+    let st = StreamState {
+        rx: handle.feed.watch(),
+        feed: handle.feed.clone(),
+        viewer: SPECTATOR.to_owned(),
+        cursor: last_event_id(&headers, q.after),
+        pending: VecDeque::new(),
+        ended: false,
+        _guard: None,
+    };
+    Ok(Sse::new(feed_stream(st))
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}

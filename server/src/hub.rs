@@ -1,0 +1,779 @@
+//! What the server knows across rooms: its games, its matches (open,
+//! running, finished) with their seats and tokens, the room tasks' handles
+//! and the threads that run them (docs/server.md).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use digipology_room::{package, Package, Room};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::feed::Feed;
+use crate::live::{Begin, Cmd, SeatInfo, Shared, Spec};
+use crate::store::{MatchRow, RoomLog, StoreResult};
+use crate::Options;
+
+/// A game the server offers.
+pub struct Game {
+    /// Its id (`game.json`'s `id`).
+    pub id: String,
+    /// Its package.
+    pub package: Package,
+    /// Its public manifest (`digipology manifest`).
+    pub manifest: Value,
+}
+
+impl Game {
+    /// Loads a game folder and checks that a room can be built from it.
+    ///
+    /// # Errors
+    /// The package is broken, with the file and what is wrong.
+    pub fn load(dir: &Path) -> Result<Game, String> {
+        let package = Package::load(dir).map_err(|e| e.to_string())?;
+        let room = package::build_room(&package, 0, (None, None)).map_err(|e| e.to_string())?;
+        let manifest = digipology_room::matches::manifest(&package, &room);
+        let id = package
+            .json
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{}: game.json has no id", package.manifest.display()))?
+            .to_owned();
+        Ok(Game {
+            id,
+            package,
+            manifest,
+        })
+    }
+
+    /// The game's seats, in order.
+    pub fn seats(&self) -> Vec<String> {
+        self.package.seats()
+    }
+}
+
+/// Builds a match's room from its header: the game's room with the
+/// header's seed and its own match config, recording to `record`.
+///
+/// # Errors
+/// The game or the config cannot be built.
+pub fn build(game: &Game, header: &Value, record: Shared) -> Result<Room, String> {
+    let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let mut room =
+        package::build_room(&game.package, seed, (None, None)).map_err(|e| e.to_string())?;
+    if let Some(m) = header.get("match") {
+        let file = Path::new("match");
+        let config = package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
+        package::apply_match(&mut room, config, file).map_err(|e| e.to_string())?;
+    }
+    room.record_to(Box::new(record), header.clone())
+        .map_err(|e| e.to_string())?;
+    Ok(room)
+}
+
+/// A seat of a match.
+#[derive(Clone, Debug)]
+pub struct Seat {
+    /// The seat id.
+    pub seat: String,
+    /// Its player id (`p1`, `p2`, … in seat order).
+    pub player_id: String,
+    /// The name its player gave.
+    pub name: Option<String>,
+    /// A built-in bot plays it.
+    pub bot: bool,
+    /// Someone holds it.
+    pub taken: bool,
+}
+
+/// A room task's handle.
+#[derive(Clone)]
+pub struct Handle {
+    /// Its commands.
+    pub tx: mpsc::Sender<Cmd>,
+    /// What it published.
+    pub feed: Arc<Feed>,
+}
+
+/// A match as the server knows it.
+pub struct Match {
+    /// Its id.
+    pub id: String,
+    /// Its game.
+    pub game: Arc<Game>,
+    /// Seed and match config (the record header).
+    pub header: Value,
+    /// Seats in the game's order.
+    pub seats: Vec<Seat>,
+    /// `open`, `running` or `finished`.
+    pub status: &'static str,
+    /// Its result once finished.
+    pub result: Option<Value>,
+    /// Whether `enqueue` may seat players in it (a designer's match is
+    /// joined by its id only).
+    pub public: bool,
+    /// When it was made (ms since the epoch).
+    pub created_ms: i64,
+    /// Its room task, while one runs.
+    pub handle: Option<Handle>,
+}
+
+impl Match {
+    fn row(&self) -> MatchRow {
+        let seats: Vec<Value> = self
+            .seats
+            .iter()
+            .map(|s| json!({"seat": s.seat, "playerId": s.player_id, "name": s.name, "bot": s.bot, "taken": s.taken}))
+            .collect();
+        let mut header = self.header.clone();
+        header["public"] = json!(self.public);
+        MatchRow {
+            id: self.id.clone(),
+            game_id: self.game.id.clone(),
+            header: header.to_string(),
+            seats: Value::Array(seats).to_string(),
+            status: self.status.to_owned(),
+            result: self.result.as_ref().map(Value::to_string),
+            created_ms: self.created_ms,
+        }
+    }
+
+    /// The match as listings show it.
+    pub fn summary(&self) -> Value {
+        let seats: Vec<Value> = self
+            .seats
+            .iter()
+            .map(|s| json!({"seat": s.seat, "playerId": s.player_id, "name": s.name, "bot": s.bot, "taken": s.taken}))
+            .collect();
+        json!({"matchId": self.id, "gameId": self.game.id, "status": self.status,
+               "seats": seats, "result": self.result, "createdMs": self.created_ms})
+    }
+}
+
+#[derive(Default)]
+struct Lobby {
+    matches: BTreeMap<String, Match>,
+    /// Token digest → (match, seat).
+    tokens: HashMap<String, (String, String)>,
+    /// Matches made so far (part of new ids).
+    made: u64,
+}
+
+/// Receipts of writes to wait for (each answers once durable).
+pub type Receipts = Vec<oneshot::Receiver<StoreResult<()>>>;
+
+/// A refusal from the lobby: HTTP status, code, message.
+pub type Refusal = (u16, &'static str, String);
+
+/// Work for a room thread: a room task to start.
+struct Work {
+    spec: Spec,
+    hub: Arc<Hub>,
+    feed: Arc<Feed>,
+    rx: mpsc::Receiver<Cmd>,
+}
+
+/// Commands one room's channel holds before senders are told it is busy.
+const ROOM_QUEUE: usize = 1024;
+
+/// The server's shared state.
+pub struct Hub {
+    /// Its options.
+    pub options: Options,
+    /// Its games by id.
+    pub games: BTreeMap<String, Arc<Game>>,
+    /// The durable log.
+    pub log: Arc<dyn RoomLog>,
+    lobby: Mutex<Lobby>,
+    workers: Vec<mpsc::UnboundedSender<Work>>,
+    next_worker: AtomicUsize,
+    /// Itself, for the room tasks it starts.
+    me: std::sync::Weak<Hub>,
+}
+
+/// A new random token (hex of 32 random bytes).
+fn new_token() -> Result<String, Refusal> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| (500, "no_randomness", e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A token's digest, as the store keeps it.
+pub fn digest(token: &str) -> String {
+    blake3::hash(token.as_bytes()).to_hex().to_string()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn random_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    // A seed is a JSON number: kept within the integers a double holds.
+    u64::from_le_bytes(bytes) >> 11
+}
+
+fn locked<'a>(m: &'a Mutex<Lobby>) -> std::sync::MutexGuard<'a, Lobby> {
+    // A panic while holding the lobby leaves it as it was between whole
+    // steps: keep serving.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What a seat is handed when it joins.
+pub struct Joined {
+    /// The match.
+    pub match_id: String,
+    /// The seat.
+    pub seat: String,
+    /// Its player id.
+    pub player_id: String,
+    /// The seat token (shown once).
+    pub token: String,
+    /// Receipts of the writes that must be durable before the token is
+    /// handed out.
+    pub durable: Receipts,
+}
+
+impl Hub {
+    /// A hub over these games and this log, with its room threads started.
+    ///
+    /// # Errors
+    /// A room thread could not be started.
+    pub fn new(
+        options: Options,
+        games: Vec<Game>,
+        log: Arc<dyn RoomLog>,
+    ) -> Result<Arc<Hub>, String> {
+        let mut workers = Vec::new();
+        for i in 0..options.room_threads.max(1) {
+            let (tx, rx) = mpsc::unbounded_channel::<Work>();
+            std::thread::Builder::new()
+                .name(format!("rooms-{i}"))
+                .spawn(move || room_thread(rx))
+                .map_err(|e| format!("cannot start a room thread: {e}"))?;
+            workers.push(tx);
+        }
+        Ok(Arc::new_cyclic(|me| Hub {
+            options,
+            games: games
+                .into_iter()
+                .map(|g| (g.id.clone(), Arc::new(g)))
+                .collect(),
+            log,
+            lobby: Mutex::new(Lobby::default()),
+            workers,
+            next_worker: AtomicUsize::new(0),
+            me: me.clone(),
+        }))
+    }
+
+    fn spawn(&self, m: &mut Match, begin: Begin) -> Result<Handle, Refusal> {
+        let hub =
+            self.me
+                .upgrade()
+                .ok_or((503, "shutting_down", "the server is stopping".to_owned()))?;
+        let (tx, rx) = mpsc::channel(ROOM_QUEUE);
+        let feed = Arc::new(Feed::new());
+        let seats = m
+            .seats
+            .iter()
+            .map(|s| {
+                (
+                    s.seat.clone(),
+                    SeatInfo {
+                        player_id: s.player_id.clone(),
+                        bot: s.bot,
+                    },
+                )
+            })
+            .collect();
+        let spec = Spec {
+            match_id: m.id.clone(),
+            game: m.game.clone(),
+            header: m.header.clone(),
+            seats,
+            begin,
+        };
+        let i = self.next_worker.fetch_add(1, Ordering::Relaxed) % self.workers.len().max(1);
+        let work = Work {
+            spec,
+            hub,
+            feed: feed.clone(),
+            rx,
+        };
+        let sent = self.workers.get(i).map(|w| w.send(work).is_ok());
+        if sent != Some(true) {
+            return Err((503, "shutting_down", "the room threads stopped".to_owned()));
+        }
+        let handle = Handle { tx, feed };
+        m.handle = Some(handle.clone());
+        metrics::gauge!("digipology_rooms_live").increment(1.0);
+        Ok(handle)
+    }
+}
+
+fn room_thread(mut rx: mpsc::UnboundedReceiver<Work>) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        tracing::error!("a room thread could not start its runtime");
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        while let Some(w) = rx.recv().await {
+            tokio::task::spawn_local(crate::live::run(w.spec, w.hub, w.feed, w.rx));
+        }
+    });
+}
+
+/// How a seat asks to join.
+#[derive(Default)]
+pub struct JoinRequest {
+    /// The name to show (and rank on the leaderboard).
+    pub name: Option<String>,
+    /// A seat in particular.
+    pub seat: Option<String>,
+}
+
+/// A designer's match: its own seed and match config, bots in some seats.
+#[derive(Default)]
+pub struct Create {
+    /// The seed (random when absent).
+    pub seed: Option<u64>,
+    /// The match config replacing the game's.
+    pub config: Option<Value>,
+    /// Seats built-in bots play.
+    pub bots: Vec<String>,
+    /// Whether `enqueue` may seat players in it.
+    pub public: bool,
+}
+
+impl Hub {
+    fn game(&self, id: &str) -> Result<Arc<Game>, Refusal> {
+        self.games
+            .get(id)
+            .cloned()
+            .ok_or_else(|| (404, "unknown_game", format!("no game {id:?} here")))
+    }
+
+    fn live_rooms(lobby: &Lobby) -> usize {
+        lobby
+            .matches
+            .values()
+            .filter(|m| m.status != "finished")
+            .count()
+    }
+
+    /// Makes a match (not yet started): checks its config, fills its bot
+    /// seats, keeps it durably.
+    fn make(
+        &self,
+        lobby: &mut Lobby,
+        game: Arc<Game>,
+        create: Create,
+    ) -> Result<(String, Receipts), Refusal> {
+        if Self::live_rooms(lobby) >= self.options.max_rooms {
+            return Err((
+                503,
+                "room_limit",
+                format!(
+                    "this server runs at most {} open and running matches",
+                    self.options.max_rooms
+                ),
+            ));
+        }
+        let seats = game.seats();
+        for b in &create.bots {
+            if !seats.contains(b) {
+                return Err((400, "unknown_seat", format!("the game has no seat {b:?}")));
+            }
+        }
+        let mut header = json!({"game": game.package.dir.display().to_string(), "gameId": game.id,
+                                "seed": create.seed.unwrap_or_else(random_seed)});
+        if let Some(config) = create.config {
+            package::match_config_from(&config, "match", Path::new("match"))
+                .map_err(|e| (400, "invalid_match", e.to_string()))?;
+            header["match"] = config;
+        }
+        lobby.made += 1;
+        let id = format!("m{}-{}", lobby.made, &new_token()?[..8]);
+        let m = Match {
+            id: id.clone(),
+            seats: seats
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Seat {
+                    seat: s.clone(),
+                    player_id: format!("p{}", i + 1),
+                    name: create.bots.contains(s).then(|| format!("bot {s}")),
+                    bot: create.bots.contains(s),
+                    taken: create.bots.contains(s),
+                })
+                .collect(),
+            game,
+            header,
+            status: "open",
+            result: None,
+            public: create.public,
+            created_ms: now_ms(),
+            handle: None,
+        };
+        let durable = vec![self.log.put_match(m.row())];
+        lobby.matches.insert(id.clone(), m);
+        Ok((id, durable))
+    }
+
+    /// A designer's match, joined later by its id.
+    ///
+    /// # Errors
+    /// An unknown game, a bad config or seat, too many matches.
+    pub fn create(&self, game_id: &str, create: Create) -> Result<(Value, Receipts), Refusal> {
+        let game = self.game(game_id)?;
+        let mut lobby = locked(&self.lobby);
+        let (id, mut durable) = self.make(&mut lobby, game, create)?;
+        let m = lobby
+            .matches
+            .get_mut(&id)
+            .ok_or((500, "internal", "lost".to_owned()))?;
+        durable.extend(self.start_if_full(m)?);
+        Ok((m.summary(), durable))
+    }
+
+    /// Seats a player in the oldest open public match of the game, or a
+    /// new one (with bots in every other seat when `bots`).
+    ///
+    /// # Errors
+    /// An unknown game, too many matches.
+    pub fn enqueue(&self, game_id: &str, req: JoinRequest, bots: bool) -> Result<Joined, Refusal> {
+        let game = self.game(game_id)?;
+        let mut lobby = locked(&self.lobby);
+        let open = lobby
+            .matches
+            .values()
+            .find(|m| {
+                !bots
+                    && m.public
+                    && m.status == "open"
+                    && m.game.id == game.id
+                    && m.seats.iter().any(|s| !s.taken)
+            })
+            .map(|m| m.id.clone());
+        let (id, mut durable) = match open {
+            Some(id) => (id, Vec::new()),
+            None => {
+                let others: Vec<String> = if bots {
+                    game.seats().into_iter().skip(1).collect()
+                } else {
+                    Vec::new()
+                };
+                let create = Create {
+                    bots: others,
+                    public: !bots,
+                    ..Create::default()
+                };
+                self.make(&mut lobby, game, create)?
+            }
+        };
+        let mut joined = self.seat_in(&mut lobby, &id, req)?;
+        durable.append(&mut joined.durable);
+        joined.durable = durable;
+        Ok(joined)
+    }
+
+    /// Seats a player in a given match.
+    ///
+    /// # Errors
+    /// No such match, no free seat.
+    pub fn join(&self, match_id: &str, req: JoinRequest) -> Result<Joined, Refusal> {
+        let mut lobby = locked(&self.lobby);
+        self.seat_in(&mut lobby, match_id, req)
+    }
+
+    fn seat_in(
+        &self,
+        lobby: &mut Lobby,
+        match_id: &str,
+        req: JoinRequest,
+    ) -> Result<Joined, Refusal> {
+        let m = lobby
+            .matches
+            .get_mut(match_id)
+            .ok_or_else(|| (404, "unknown_match", format!("no match {match_id:?} here")))?;
+        if m.status != "open" {
+            return Err((
+                409,
+                "match_started",
+                "every seat of this match is taken".to_owned(),
+            ));
+        }
+        let seat = m
+            .seats
+            .iter_mut()
+            .find(|s| !s.taken && req.seat.as_ref().is_none_or(|want| *want == s.seat))
+            .ok_or_else(|| {
+                (
+                    409,
+                    "seat_taken",
+                    "no such free seat in this match".to_owned(),
+                )
+            })?;
+        seat.taken = true;
+        seat.name = req.name;
+        let token = new_token()?;
+        let d = digest(&token);
+        let joined = Joined {
+            match_id: m.id.clone(),
+            seat: seat.seat.clone(),
+            player_id: seat.player_id.clone(),
+            token,
+            durable: Vec::new(),
+        };
+        let mut durable = vec![self.log.put_match(m.row())];
+        durable.push(
+            self.log
+                .put_token(d.clone(), m.id.clone(), joined.seat.clone()),
+        );
+        durable.extend(self.start_if_full(m)?);
+        lobby
+            .tokens
+            .insert(d, (joined.match_id.clone(), joined.seat.clone()));
+        Ok(Joined { durable, ..joined })
+    }
+
+    /// Starts a match whose seats are all taken.
+    fn start_if_full(
+        &self,
+        m: &mut Match,
+    ) -> Result<Vec<oneshot::Receiver<StoreResult<()>>>, Refusal> {
+        if m.status != "open" || m.seats.iter().any(|s| !s.taken) {
+            return Ok(Vec::new());
+        }
+        m.status = "running";
+        let durable = vec![self.log.put_match(m.row())];
+        let players = m
+            .seats
+            .iter()
+            .map(|s| (s.seat.clone(), s.player_id.clone(), s.name.clone()))
+            .collect();
+        self.spawn(m, Begin::New(players))?;
+        Ok(durable)
+    }
+
+    /// The match and seat a token stands for.
+    pub fn token(&self, token: &str) -> Option<(String, String)> {
+        locked(&self.lobby).tokens.get(&digest(token)).cloned()
+    }
+
+    /// A match's room task, started again from the log for a finished
+    /// match whose task has ended.
+    ///
+    /// # Errors
+    /// No such match, or it has not started.
+    pub fn handle(&self, match_id: &str) -> Result<Handle, Refusal> {
+        let mut lobby = locked(&self.lobby);
+        let m = lobby
+            .matches
+            .get_mut(match_id)
+            .ok_or_else(|| (404, "unknown_match", format!("no match {match_id:?} here")))?;
+        if let Some(h) = &m.handle {
+            if !h.tx.is_closed() {
+                return Ok(h.clone());
+            }
+        }
+        if m.status == "open" {
+            return Err((
+                409,
+                "not_started",
+                "this match waits for players".to_owned(),
+            ));
+        }
+        let lines = self.log.lines(match_id).map_err(|e| (500, "store", e))?;
+        let acks = self.log.acks(match_id).map_err(|e| (500, "store", e))?;
+        self.spawn(m, Begin::Recover(lines, acks))
+    }
+
+    /// Records a match's result (its room committed it durably).
+    pub fn finished(&self, match_id: &str, result: Option<String>) {
+        let mut lobby = locked(&self.lobby);
+        if let Some(m) = lobby.matches.get_mut(match_id) {
+            m.status = "finished";
+            m.result = result.and_then(|r| serde_json::from_str(&r).ok());
+            metrics::gauge!("digipology_rooms_live").decrement(1.0);
+            metrics::counter!("digipology_matches_finished_total").increment(1);
+        }
+    }
+
+    /// The player id of a match's seat.
+    pub fn player_of(&self, match_id: &str, seat: &str) -> Option<String> {
+        let lobby = locked(&self.lobby);
+        let m = lobby.matches.get(match_id)?;
+        m.seats
+            .iter()
+            .find(|s| s.seat == seat)
+            .map(|s| s.player_id.clone())
+    }
+
+    /// A match's summary.
+    pub fn summary(&self, match_id: &str) -> Option<Value> {
+        locked(&self.lobby)
+            .matches
+            .get(match_id)
+            .map(Match::summary)
+    }
+
+    /// A game's matches, newest first, with a status when given.
+    pub fn matches_of(&self, game_id: &str, status: Option<&str>) -> Vec<Value> {
+        let lobby = locked(&self.lobby);
+        let mut list: Vec<&Match> = lobby
+            .matches
+            .values()
+            .filter(|m| m.game.id == game_id && status.is_none_or(|s| s == m.status))
+            .collect();
+        list.sort_by_key(|m| std::cmp::Reverse(m.created_ms));
+        list.into_iter()
+            .take(LIST_MAX)
+            .map(Match::summary)
+            .collect()
+    }
+
+    /// A game's leaderboard over its finished matches: per name, matches,
+    /// wins (the highest score alone), draws (shared), losses, aborted.
+    pub fn leaderboard(&self, game_id: &str) -> Vec<Value> {
+        let lobby = locked(&self.lobby);
+        let mut rows: BTreeMap<String, [u64; 5]> = BTreeMap::new();
+        for m in lobby
+            .matches
+            .values()
+            .filter(|m| m.game.id == game_id && m.status == "finished")
+        {
+            standings(m, &mut rows);
+        }
+        let mut list: Vec<(String, [u64; 5])> = rows.into_iter().collect();
+        list.sort_by(|a, b| (b.1[1], b.1[2]).cmp(&(a.1[1], a.1[2])).then(a.0.cmp(&b.0)));
+        list.into_iter()
+            .map(|(name, [played, wins, draws, losses, aborted])| {
+                json!({"name": name, "played": played, "wins": wins, "draws": draws,
+                       "losses": losses, "aborted": aborted})
+            })
+            .collect()
+    }
+}
+
+/// Most matches a listing shows.
+const LIST_MAX: usize = 200;
+
+fn standings(m: &Match, rows: &mut BTreeMap<String, [u64; 5]>) {
+    let name = |s: &Seat| s.name.clone().unwrap_or_else(|| s.player_id.clone());
+    let scores = m.result.as_ref().and_then(|r| r.get("scores"));
+    for s in &m.seats {
+        let row = rows.entry(name(s)).or_default();
+        row[0] += 1;
+        let Some(scores) = scores else {
+            row[4] += 1;
+            continue;
+        };
+        let mine = scores
+            .get(&s.seat)
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NEG_INFINITY);
+        let best = m
+            .seats
+            .iter()
+            .filter_map(|o| scores.get(&o.seat).and_then(Value::as_f64))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let at_best = m
+            .seats
+            .iter()
+            .filter(|o| scores.get(&o.seat).and_then(Value::as_f64) == Some(best))
+            .count();
+        if mine < best {
+            row[3] += 1;
+        } else if at_best > 1 {
+            row[2] += 1;
+        } else {
+            row[1] += 1;
+        }
+    }
+}
+
+impl Hub {
+    /// Takes back every match the log holds: open ones wait for players
+    /// again, running ones are recovered (replayed, hashes verified) and go
+    /// on, finished ones are listed. Returns how many were recovered.
+    ///
+    /// # Errors
+    /// The log cannot be read.
+    pub fn recover_all(&self) -> Result<usize, String> {
+        let rows = self.log.matches()?;
+        let tokens = self.log.tokens()?;
+        let mut lobby = locked(&self.lobby);
+        let mut running = Vec::new();
+        for row in rows {
+            let Some(game) = self.games.get(&row.game_id).cloned() else {
+                tracing::warn!(room = %row.id, "match of game {:?}, which this server does not serve: left alone", row.game_id);
+                continue;
+            };
+            let mut header: Value = serde_json::from_str(&row.header)
+                .map_err(|e| format!("match {}: its header: {e}", row.id))?;
+            let public = header
+                .get("public")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if let Some(o) = header.as_object_mut() {
+                o.remove("public");
+            }
+            let seats: Vec<Value> = serde_json::from_str(&row.seats)
+                .map_err(|e| format!("match {}: its seats: {e}", row.id))?;
+            let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+            let seats = seats
+                .iter()
+                .map(|v| Seat {
+                    seat: text(v, "seat").unwrap_or_default(),
+                    player_id: text(v, "playerId").unwrap_or_default(),
+                    name: text(v, "name"),
+                    bot: v.get("bot").and_then(Value::as_bool).unwrap_or(false),
+                    taken: v.get("taken").and_then(Value::as_bool).unwrap_or(false),
+                })
+                .collect();
+            let status = match row.status.as_str() {
+                "running" => "running",
+                "finished" => "finished",
+                _ => "open",
+            };
+            if status == "running" {
+                running.push(row.id.clone());
+            }
+            lobby.made += 1;
+            lobby.matches.insert(
+                row.id.clone(),
+                Match {
+                    id: row.id,
+                    game,
+                    header,
+                    seats,
+                    status,
+                    result: row.result.and_then(|r| serde_json::from_str(&r).ok()),
+                    public,
+                    created_ms: row.created_ms,
+                    handle: None,
+                },
+            );
+        }
+        for (d, m, s) in tokens {
+            lobby.tokens.insert(d, (m, s));
+        }
+        drop(lobby);
+        for id in &running {
+            self.handle(id).map_err(|(_, _, m)| m)?;
+        }
+        Ok(running.len())
+    }
+}

@@ -1,0 +1,122 @@
+//! The room service (docs/server.md): `digipology serve` runs rooms as
+//! tasks behind a local HTTP+JSON API, each input durable in the room log
+//! before it is acknowledged, every room recovered from that log when the
+//! server starts again.
+#![warn(clippy::too_many_lines)]
+
+pub mod feed;
+pub mod http;
+pub mod hub;
+pub mod limits;
+pub mod live;
+pub mod store;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How the server runs (the `serve` command's flags).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Game folders to offer.
+    pub games: Vec<PathBuf>,
+    /// Where to listen (loopback by default).
+    pub addr: String,
+    /// Where the log lives.
+    pub data: PathBuf,
+    /// Largest request body (bytes).
+    pub max_body_bytes: usize,
+    /// Requests per second a token (or the anonymous bucket) may make.
+    pub rate_per_sec: u32,
+    /// How many requests a token may make at once above that rate.
+    pub rate_burst: u32,
+    /// Most matches open or running at once.
+    pub max_rooms: usize,
+    /// Most connections at once.
+    pub max_connections: usize,
+    /// Most event streams one token may hold open.
+    pub max_streams_per_token: usize,
+    /// A seat's grace after its last stream dropped (ms).
+    pub grace_ms: u64,
+    /// Threads running rooms.
+    pub room_threads: usize,
+    /// Most inputs one match may log.
+    pub max_inputs_per_match: u64,
+    /// Longest long poll (ms).
+    pub long_poll_max_ms: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            games: Vec::new(),
+            addr: "127.0.0.1:7878".into(),
+            data: PathBuf::from("digipology-data"),
+            max_body_bytes: 64 * 1024,
+            rate_per_sec: 50,
+            rate_burst: 100,
+            max_rooms: 1000,
+            max_connections: 1024,
+            max_streams_per_token: 4,
+            grace_ms: 30_000,
+            room_threads: 2,
+            max_inputs_per_match: 100_000,
+            long_poll_max_ms: 30_000,
+        }
+    }
+}
+
+impl Options {
+    /// The room tasks' part.
+    pub fn room_limits(&self) -> live::Limits {
+        live::Limits {
+            grace_ms: self.grace_ms,
+            max_lines: self.max_inputs_per_match,
+        }
+    }
+}
+
+/// Loads the games, opens the log, recovers every room, listens, and
+/// serves until interrupted. `ready` is told the address it listens on.
+///
+/// # Errors
+/// A game cannot be loaded, the log cannot be opened or recovered, the
+/// address cannot be bound.
+pub fn serve(
+    options: Options,
+    ready: impl FnOnce(std::net::SocketAddr, usize),
+) -> Result<(), String> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let mut games = Vec::new();
+    for dir in &options.games {
+        games.push(hub::Game::load(dir)?);
+    }
+    std::fs::create_dir_all(&options.data)
+        .map_err(|e| format!("{}: {e}", options.data.display()))?;
+    let log = store::SqliteLog::open(&options.data.join("rooms.sqlite3"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let hub = hub::Hub::new(options.clone(), games, Arc::new(log))?;
+    let recovered = hub.recover_all()?;
+    if recovered > 0 {
+        tracing::info!("recovered {recovered} running matches from the log");
+    }
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&options.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        ready(addr, hub.games.len());
+        http::serve(listener, hub).await
+    })
+}

@@ -1,0 +1,579 @@
+//! One room as a task (docs/server.md): it owns the [`Room`], takes
+//! commands from its channel in arrival order, runs its timers and match
+//! expiries on the server's clock, writes every input to the room log and
+//! answers or publishes only once the log says it is durable.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use digipology_kernel::{EventKind, Viewer};
+use digipology_room::matches::Participation;
+use digipology_room::Room;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::feed::{Feed, Tick, SPECTATOR};
+use crate::store::{Ack, Entry, RoomLog};
+
+/// What a room task is asked to do.
+pub enum Cmd {
+    /// A seat's action attempt.
+    Submit {
+        /// The seat (from its token).
+        seat: String,
+        /// The client's id for the attempt.
+        client_id: String,
+        /// `{type, payload}` as the client sent it.
+        action: Value,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Answer>,
+    },
+    /// An observation for a seat or the spectators.
+    Observe {
+        /// Whose.
+        viewer: Viewer,
+        /// Where it goes.
+        reply: oneshot::Sender<Value>,
+    },
+    /// A seat's event stream opened.
+    StreamOpened(String),
+    /// A seat's event stream closed.
+    StreamClosed(String),
+}
+
+/// The answer to an attempt.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// Processed (accepted or rejected by the game): the JSON body.
+    Done(String),
+    /// The id was used before for another action.
+    Reused,
+    /// The room cannot take it (stopped, full): code and message.
+    Unavailable(&'static str, String),
+}
+
+/// A seat as the room knows it.
+#[derive(Clone, Debug)]
+pub struct SeatInfo {
+    /// The seat's player.
+    pub player_id: String,
+    /// A built-in bot plays it.
+    pub bot: bool,
+}
+
+/// How a room task begins.
+pub enum Begin {
+    /// A new match: start the game and seat these players: (seat, player
+    /// id, name) in the game's seat order.
+    New(Vec<(String, String, Option<String>)>),
+    /// A match the log holds: replay its lines, verifying each state hash,
+    /// and take back the answers it gave.
+    Recover(Vec<String>, Vec<Ack>),
+}
+
+/// What a room task starts from (all of it can cross threads: the room
+/// itself is built on the thread that runs it).
+pub struct Spec {
+    /// The match.
+    pub match_id: String,
+    /// Its game.
+    pub game: Arc<crate::hub::Game>,
+    /// The record header it runs under: seed, match config.
+    pub header: Value,
+    /// Seats in the game's order.
+    pub seats: BTreeMap<String, SeatInfo>,
+    /// New or recovered.
+    pub begin: Begin,
+}
+
+/// The room task's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long a seat whose last stream dropped has before it is
+    /// disconnected (ms).
+    pub grace_ms: u64,
+    /// Most inputs one match may log.
+    pub max_lines: u64,
+}
+
+/// A record sink the room writes into and the task drains.
+pub struct Shared(pub Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Live {
+    id: String,
+    room: Room,
+    record: Rc<RefCell<Vec<u8>>>,
+    log: Arc<dyn RoomLog>,
+    hub: Arc<crate::hub::Hub>,
+    feed: Arc<Feed>,
+    limits: Limits,
+    next_line: u64,
+    seats: BTreeMap<String, SeatInfo>,
+    /// Whose events are published: each seat, then the spectators.
+    viewers: Vec<(String, Viewer)>,
+    acks: HashMap<(String, String), (String, String)>,
+    /// The room clock at `started`.
+    clock_base: i64,
+    started: Instant,
+    streams: HashMap<String, usize>,
+    grace: BTreeMap<String, Instant>,
+    finished: bool,
+}
+
+/// Runs a room until its channel closes or its log fails.
+pub async fn run(
+    spec: Spec,
+    hub: Arc<crate::hub::Hub>,
+    feed: Arc<Feed>,
+    mut rx: mpsc::Receiver<Cmd>,
+) {
+    let id = spec.match_id.clone();
+    let mut live = match Live::build(spec, hub, feed.clone()).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(room = %id, "room not started: {e}");
+            feed.stop();
+            return;
+        }
+    };
+    loop {
+        let wake = live.next_wake();
+        let cmd = tokio::select! {
+            c = rx.recv() => match c { Some(c) => Some(c), None => break },
+            () = sleep_until(wake) => None,
+        };
+        let result = match cmd {
+            Some(c) => live.handle(c).await,
+            None => live.wake().await,
+        };
+        if let Err(e) = result {
+            tracing::error!(room = %live.id, "room stopped: {e}");
+            live.feed.stop();
+            break;
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A seat's attempt as the room processes it: the server's source and
+/// clock, the client's type and payload.
+fn player_action(player: &str, action: &Value, at: i64) -> Value {
+    json!({"type": action.get("type").cloned().unwrap_or(Value::Null),
+           "source": {"kind": "player", "playerId": player},
+           "payload": action.get("payload").cloned().unwrap_or_else(|| json!({})),
+           "at": at})
+}
+
+/// A digest of an action, to tell a retry from a reused id.
+pub fn action_digest(action: &Value) -> String {
+    blake3::hash(action.to_string().as_bytes()).to_hex()[..32].to_owned()
+}
+
+fn system(ty: &str, payload: Value) -> Value {
+    json!({"type": ty, "source": {"kind": "system"}, "payload": payload})
+}
+
+impl Live {
+    /// Builds the room on this thread, then starts it (a new match) or
+    /// replays its log (a recovered one), then lets the bots move.
+    async fn build(spec: Spec, hub: Arc<crate::hub::Hub>, feed: Arc<Feed>) -> Result<Live, String> {
+        let record = Rc::new(RefCell::new(Vec::new()));
+        let room = crate::hub::build(&spec.game, &spec.header, Shared(record.clone()))?;
+        // The record header went to the match's row already.
+        record.borrow_mut().clear();
+        let mut viewers: Vec<(String, Viewer)> = spec
+            .seats
+            .keys()
+            .map(|s| (s.clone(), Viewer::Seat(s.as_str().into())))
+            .collect();
+        viewers.push((SPECTATOR.to_owned(), Viewer::Spectator));
+        let mut live = Live {
+            id: spec.match_id,
+            room,
+            record,
+            log: hub.log.clone(),
+            limits: hub.options.room_limits(),
+            hub,
+            feed,
+            next_line: 0,
+            seats: spec.seats,
+            viewers,
+            acks: HashMap::new(),
+            clock_base: 0,
+            started: Instant::now(),
+            streams: HashMap::new(),
+            grace: BTreeMap::new(),
+            finished: false,
+        };
+        live.room.keep_events();
+        match spec.begin {
+            Begin::New(players) => live.start(players).await?,
+            Begin::Recover(lines, acks) => live.recover(&lines, acks)?,
+        }
+        live.bots().await?;
+        Ok(live)
+    }
+
+    async fn start(
+        &mut self,
+        players: Vec<(String, String, Option<String>)>,
+    ) -> Result<(), String> {
+        let mut sink = std::io::sink();
+        let io = |e: std::io::Error| e.to_string();
+        self.room.start(&mut sink).map_err(io)?;
+        for (seat, player, name) in players {
+            let mut payload = json!({ "playerId": player });
+            if let Some(n) = name {
+                payload["name"] = json!(n);
+            }
+            self.room
+                .submit_json(system("system.player_joined", payload), &mut sink)
+                .map_err(io)?;
+            let assign = json!({"playerId": player, "seatId": seat});
+            self.room
+                .submit_json(system("system.seat_assign", assign), &mut sink)
+                .map_err(io)?;
+        }
+        self.commit(None).await
+    }
+
+    /// Replays the log: every line's input again, its state hash checked
+    /// against the log's, its events published as they were.
+    fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
+        self.room.autofire = false;
+        let mut sink = std::io::sink();
+        for (n, line) in lines.iter().enumerate() {
+            let said = self
+                .room
+                .replay_line(line, &mut sink)
+                .map_err(|e| format!("log line {n}: {e}"))?;
+            let got = self.room.kernel().state_hash();
+            if got != said.hash {
+                return Err(format!(
+                    "log line {n} (sequence {}): the state hash is {got}, the log says {}",
+                    said.seq, said.hash
+                ));
+            }
+        }
+        self.room.autofire = true;
+        self.record.borrow_mut().clear();
+        self.next_line = u64::try_from(lines.len()).unwrap_or(u64::MAX);
+        self.acks = acks
+            .into_iter()
+            .map(|a| ((a.seat, a.client_id), (a.action_digest, a.answer)))
+            .collect();
+        self.clock_base = self.room.clock();
+        self.started = Instant::now();
+        self.finished = self.room.is_over();
+        let items = self.project();
+        self.feed.publish(items, self.tick());
+        Ok(())
+    }
+
+    /// The room clock now: the clock the room had when the task started,
+    /// plus the time since (time the server was down does not count).
+    fn now(&self) -> i64 {
+        let since = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        self.clock_base.saturating_add(since).max(self.room.clock())
+    }
+
+    fn instant_of(&self, at: i64) -> Instant {
+        let ahead = u64::try_from(at.saturating_sub(self.now())).unwrap_or(0);
+        Instant::now() + std::time::Duration::from_millis(ahead)
+    }
+
+    fn next_wake(&self) -> Option<Instant> {
+        let due = self.room.next_due().map(|at| self.instant_of(at));
+        let grace = self.grace.values().min().copied();
+        match (due, grace) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn tick(&self) -> Tick {
+        Tick {
+            next: self.room.kernel().state().sequence,
+            over: self.room.is_over(),
+            stopped: false,
+        }
+    }
+
+    async fn handle(&mut self, cmd: Cmd) -> Result<(), String> {
+        match cmd {
+            Cmd::Submit {
+                seat,
+                client_id,
+                action,
+                reply,
+            } => {
+                let answer = self.submit(&seat, client_id, &action).await?;
+                let _ = reply.send(answer);
+                self.bots().await?;
+            }
+            Cmd::Observe { viewer, reply } => {
+                let _ = reply.send(self.room.observation(&viewer));
+            }
+            Cmd::StreamOpened(seat) => {
+                *self.streams.entry(seat.clone()).or_default() += 1;
+                self.grace.remove(&seat);
+            }
+            Cmd::StreamClosed(seat) => {
+                let n = self.streams.entry(seat.clone()).or_default();
+                *n = n.saturating_sub(1);
+                if *n == 0 && !self.finished {
+                    let at =
+                        Instant::now() + std::time::Duration::from_millis(self.limits.grace_ms);
+                    self.grace.insert(seat, at);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn submit(
+        &mut self,
+        seat: &str,
+        client_id: String,
+        action: &Value,
+    ) -> Result<Answer, String> {
+        let digest = action_digest(action);
+        let key = (seat.to_owned(), client_id);
+        if let Some((d, answer)) = self.acks.get(&key) {
+            return Ok(if *d == digest {
+                Answer::Done(answer.clone())
+            } else {
+                Answer::Reused
+            });
+        }
+        if self.next_line >= self.limits.max_lines {
+            return Ok(Answer::Unavailable(
+                "match_full",
+                format!(
+                    "this match has logged its most inputs ({})",
+                    self.limits.max_lines
+                ),
+            ));
+        }
+        let Some(info) = self.seats.get(seat) else {
+            return Ok(Answer::Unavailable(
+                "no_seat",
+                format!("no seat {seat:?} here"),
+            ));
+        };
+        let a = player_action(&info.player_id, action, self.now());
+        let mut sink = std::io::sink();
+        let seq = self
+            .room
+            .submit_json_seq(a, &mut sink)
+            .map_err(|e| e.to_string())?;
+        let answer = self.verdict(seat, seq);
+        let ack = Ack {
+            seat: key.0.clone(),
+            client_id: key.1.clone(),
+            action_digest: digest.clone(),
+            answer: answer.clone(),
+        };
+        self.commit(Some(ack)).await?;
+        self.acks.insert(key, (digest, answer.clone()));
+        Ok(Answer::Done(answer))
+    }
+
+    /// The answer to the attempt that took sequence `seq`: accepted, or
+    /// its rejection as the seat sees it.
+    fn verdict(&self, seat: &str, seq: u64) -> String {
+        let viewer = Viewer::Seat(seat.into());
+        let state = self.room.kernel().state();
+        for e in self.room.peek_events() {
+            if e.seq == seq && matches!(e.kind, EventKind::ActionRejected { .. }) {
+                let mut line = String::new();
+                if state.write_event_for(e, &viewer, &mut line) {
+                    if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                        return json!({"accepted": false, "seq": seq,
+                                      "code": v["data"]["code"], "message": v["data"]["message"]})
+                        .to_string();
+                    }
+                }
+                return json!({"accepted": false, "seq": seq, "code": "rejected", "message": "rejected"})
+                    .to_string();
+            }
+        }
+        json!({"accepted": true, "seq": seq}).to_string()
+    }
+
+    /// Timers, match expiries and disconnect graces that are due.
+    async fn wake(&mut self) -> Result<(), String> {
+        let now = Instant::now();
+        let lapsed: Vec<String> = self
+            .grace
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(s, _)| s.clone())
+            .collect();
+        let mut sink = std::io::sink();
+        for seat in lapsed {
+            self.grace.remove(&seat);
+            if self.finished {
+                continue;
+            }
+            if let Some(info) = self.seats.get(&seat) {
+                let a = json!({"type": "system.player_disconnected", "source": {"kind": "system"},
+                               "payload": {"playerId": info.player_id}, "at": self.now()});
+                self.room
+                    .submit_json(a, &mut sink)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let now_ms = self.now();
+        self.room
+            .fire_due(Some(now_ms.saturating_add(1)), &mut sink)
+            .map_err(|e| e.to_string())?;
+        self.commit(None).await?;
+        self.bots().await
+    }
+
+    /// Bots play their safe defaults while it is their turn (at most a
+    /// bounded run at a time; a refused default stops them until the next
+    /// input).
+    async fn bots(&mut self) -> Result<(), String> {
+        let bots: Vec<String> = self
+            .seats
+            .iter()
+            .filter(|(_, i)| i.bot)
+            .map(|(s, _)| s.clone())
+            .collect();
+        if bots.is_empty() {
+            return Ok(());
+        }
+        for _ in 0..BOT_RUN_MAX {
+            let Some(seat) = bots.iter().find(|s| self.acting(s)).cloned() else {
+                return Ok(());
+            };
+            let Some(mut action) = self.room.safe_default_action(&seat) else {
+                return Ok(());
+            };
+            action["at"] = json!(self.now());
+            let mut sink = std::io::sink();
+            let seq = self
+                .room
+                .submit_json_seq(action, &mut sink)
+                .map_err(|e| e.to_string())?;
+            let refused = self
+                .room
+                .peek_events()
+                .iter()
+                .any(|e| e.seq == seq && matches!(e.kind, EventKind::ActionRejected { .. }));
+            self.commit(None).await?;
+            if refused {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn acting(&self, seat: &str) -> bool {
+        !self.room.is_over()
+            && self.room.match_layer().is_some_and(|m| {
+                m.book
+                    .seats
+                    .get(seat)
+                    .is_some_and(|s| s.participation == Participation::Acting)
+            })
+    }
+
+    /// Every kept event as each viewer sees it, grouped by sequence.
+    fn project(&mut self) -> Vec<(String, u64, String)> {
+        let events = self.room.take_events();
+        let state = self.room.kernel().state();
+        let mut items = Vec::new();
+        let mut line = String::new();
+        for (key, viewer) in &self.viewers {
+            let mut current: Option<(u64, String)> = None;
+            for e in &events {
+                line.clear();
+                if !state.write_event_for(e, viewer, &mut line) {
+                    continue;
+                }
+                match &mut current {
+                    Some((seq, text)) if *seq == e.seq => {
+                        text.push('\n');
+                        text.push_str(&line);
+                    }
+                    _ => {
+                        if let Some((seq, text)) = current.take() {
+                            items.push((key.clone(), seq, text));
+                        }
+                        current = Some((e.seq, line.clone()));
+                    }
+                }
+            }
+            if let Some((seq, text)) = current {
+                items.push((key.clone(), seq, text));
+            }
+        }
+        items
+    }
+
+    /// Makes what the room did since the last commit durable, then
+    /// publishes it.
+    async fn commit(&mut self, ack: Option<Ack>) -> Result<(), String> {
+        let bytes = std::mem::take(&mut *self.record.borrow_mut());
+        let text = String::from_utf8(bytes).map_err(|e| format!("a record line: {e}"))?;
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if lines.is_empty() && ack.is_none() {
+            return Ok(());
+        }
+        let ended = self.room.is_over() && !self.finished;
+        let entry = Entry {
+            match_id: self.id.clone(),
+            first: self.next_line,
+            ack,
+            finished: if ended {
+                self.room.match_result()
+            } else {
+                None
+            },
+            lines,
+        };
+        let n = u64::try_from(entry.lines.len()).unwrap_or(u64::MAX);
+        let items = self.project();
+        let durable = self.log.append(entry).await;
+        match durable {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err("the room log stopped".into()),
+        }
+        self.next_line = self.next_line.saturating_add(n);
+        if ended {
+            self.finished = true;
+            self.grace.clear();
+            self.hub.finished(&self.id, self.room.match_result());
+        }
+        metrics::counter!("digipology_inputs_logged_total").increment(n);
+        self.feed.publish(items, self.tick());
+        Ok(())
+    }
+}
+
+/// Most bot moves in a row before the room looks at its channel again.
+const BOT_RUN_MAX: usize = 1000;

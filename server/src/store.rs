@@ -1,0 +1,334 @@
+//! The durable room log (docs/server.md, Durability): the [`RoomLog`]
+//! trait the rooms write through, and [`SqliteLog`], its embedded
+//! implementation: SQLite in WAL mode with `synchronous=FULL`, one writer
+//! thread that commits every append waiting for it in one transaction (a
+//! group commit) and answers each only once that commit is on disk.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection};
+use tokio::sync::oneshot;
+
+/// A store failure, as text for a log line or a 500 answer.
+pub type StoreResult<T> = Result<T, String>;
+
+/// A match as the store keeps it.
+#[derive(Clone, Debug)]
+pub struct MatchRow {
+    /// Its id.
+    pub id: String,
+    /// The game's id.
+    pub game_id: String,
+    /// What the room was started from: the record header (game, seed,
+    /// match config), JSON.
+    pub header: String,
+    /// The seats, JSON: `{seat: {"playerId", "name", "bot"}}`.
+    pub seats: String,
+    /// `open` (seats to fill), `running`, `finished`.
+    pub status: String,
+    /// The result once finished, JSON (`{"status":"match_over",…}`).
+    pub result: Option<String>,
+    /// When it was created (ms since the Unix epoch, for listings).
+    pub created_ms: i64,
+}
+
+/// An idempotency key's answer: a seat's `clientActionId` and what the
+/// server answered it.
+#[derive(Clone, Debug)]
+pub struct Ack {
+    /// The seat.
+    pub seat: String,
+    /// The client's id for the attempt.
+    pub client_id: String,
+    /// A digest of the action it carried (a reused id with another action
+    /// is refused).
+    pub action_digest: String,
+    /// The answer, JSON.
+    pub answer: String,
+}
+
+/// One append: the record lines a room produced for one input, in order,
+/// the answer to the client that sent it, and the match's new status when
+/// this input ended it — all durable together or not at all.
+#[derive(Debug, Default)]
+pub struct Entry {
+    /// The match.
+    pub match_id: String,
+    /// The number of the first line (lines are numbered from 0 per match).
+    pub first: u64,
+    /// Record lines (docs/formats.md, The record), without newlines.
+    pub lines: Vec<String>,
+    /// The answer to the client's attempt, if the input was one.
+    pub ack: Option<Ack>,
+    /// `finished` and the result, when the input ended the match.
+    pub finished: Option<String>,
+}
+
+/// Where rooms keep what they did, so a restarted server can recover
+/// them: the embedded [`SqliteLog`] now, a distributed log (one subject per
+/// room, expected-sequence appends) later.
+pub trait RoomLog: Send + Sync {
+    /// Appends `entry`; the answer comes once it is durable.
+    fn append(&self, entry: Entry) -> oneshot::Receiver<StoreResult<()>>;
+    /// Creates or replaces a match's row, durably.
+    fn put_match(&self, row: MatchRow) -> oneshot::Receiver<StoreResult<()>>;
+    /// Keeps a seat token's digest for a match's seat, durably.
+    fn put_token(
+        &self,
+        digest: String,
+        match_id: String,
+        seat: String,
+    ) -> oneshot::Receiver<StoreResult<()>>;
+    /// Every match, oldest first.
+    fn matches(&self) -> StoreResult<Vec<MatchRow>>;
+    /// Every token digest with its match and seat.
+    fn tokens(&self) -> StoreResult<Vec<(String, String, String)>>;
+    /// A match's record lines, in order.
+    fn lines(&self, match_id: &str) -> StoreResult<Vec<String>>;
+    /// A match's answered attempts.
+    fn acks(&self, match_id: &str) -> StoreResult<Vec<Ack>>;
+}
+
+enum Job {
+    Append(Entry, oneshot::Sender<StoreResult<()>>),
+    Match(MatchRow, oneshot::Sender<StoreResult<()>>),
+    Token(String, String, String, oneshot::Sender<StoreResult<()>>),
+}
+
+/// The embedded log: a SQLite database file under the data folder.
+pub struct SqliteLog {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    reader: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS matches(
+    id TEXT PRIMARY KEY, game_id TEXT NOT NULL, header TEXT NOT NULL,
+    seats TEXT NOT NULL, status TEXT NOT NULL, result TEXT,
+    created_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens(
+    digest TEXT PRIMARY KEY, match_id TEXT NOT NULL, seat TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS log(
+    match_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
+    PRIMARY KEY(match_id, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS acks(
+    match_id TEXT NOT NULL, seat TEXT NOT NULL, client_id TEXT NOT NULL,
+    action_digest TEXT NOT NULL, answer TEXT NOT NULL,
+    PRIMARY KEY(match_id, seat, client_id)) WITHOUT ROWID;
+";
+
+/// Most appends committed in one transaction.
+const GROUP_MAX: usize = 4096;
+
+fn open(path: &Path) -> StoreResult<Connection> {
+    let c = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    c.pragma_update(None, "journal_mode", "WAL")
+        .and_then(|()| c.pragma_update(None, "synchronous", "FULL"))
+        .and_then(|()| c.busy_timeout(std::time::Duration::from_secs(5)))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(c)
+}
+
+impl SqliteLog {
+    /// Opens (or creates) the log at `path` and starts its writer thread.
+    ///
+    /// # Errors
+    /// The database cannot be opened or its tables made.
+    pub fn open(path: &Path) -> StoreResult<SqliteLog> {
+        let writer = open(path)?;
+        writer
+            .execute_batch(SCHEMA)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let reader = open(path)?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("room-log".into())
+            .spawn(move || write_loop(writer, &rx))
+            .map_err(|e| format!("cannot start the log's writer: {e}"))?;
+        Ok(SqliteLog {
+            jobs: Mutex::new(tx),
+            reader: Mutex::new(reader),
+        })
+    }
+
+    fn send(&self, job: Job) {
+        // A send fails only once the writer has stopped; the job's answer
+        // channel is then dropped, which its waiter reads as a failure.
+        if let Ok(tx) = self.jobs.lock() {
+            let _ = tx.send(job);
+        }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> StoreResult<T> {
+        let c = self
+            .reader
+            .lock()
+            .map_err(|_| "the log's reader failed earlier".to_owned())?;
+        f(&c).map_err(|e| format!("reading the room log: {e}"))
+    }
+}
+
+/// The writer: waits for a job, takes every job already waiting too, runs
+/// them in one transaction, commits (fsync), then answers them all.
+fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut group = vec![first];
+        while group.len() < GROUP_MAX {
+            match rx.try_recv() {
+                Ok(j) => group.push(j),
+                Err(_) => break,
+            }
+        }
+        let outcome = commit(&mut c, &group);
+        // A group holds at most GROUP_MAX jobs: exact as a double.
+        metrics::histogram!("digipology_log_group_size")
+            .record(f64::from(u32::try_from(group.len()).unwrap_or(u32::MAX)));
+        for job in group {
+            let done = match job {
+                Job::Append(_, d) | Job::Match(_, d) | Job::Token(_, _, _, d) => d,
+            };
+            let _ = done.send(outcome.clone());
+        }
+    }
+}
+
+fn commit(c: &mut Connection, group: &[Job]) -> StoreResult<()> {
+    let fail = |e: rusqlite::Error| format!("writing the room log: {e}");
+    let tx = c.transaction().map_err(fail)?;
+    for job in group {
+        match job {
+            Job::Append(e, _) => append_in(&tx, e).map_err(fail)?,
+            Job::Match(m, _) => {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO matches(id, game_id, header, seats, status, result, created_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        m.id, m.game_id, m.header, m.seats, m.status, m.result, m.created_ms
+                    ])
+                })
+                .map_err(fail)?;
+            }
+            Job::Token(d, m, s, _) => {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO tokens(digest, match_id, seat) VALUES (?1, ?2, ?3)",
+                )
+                .and_then(|mut st| st.execute(params![d, m, s]))
+                .map_err(fail)?;
+            }
+        }
+    }
+    tx.commit().map_err(fail)
+}
+
+fn append_in(tx: &rusqlite::Transaction<'_>, e: &Entry) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached("INSERT INTO log(match_id, n, line) VALUES (?1, ?2, ?3)")?;
+    for (i, line) in e.lines.iter().enumerate() {
+        let n = e.first.saturating_add(u64::try_from(i).unwrap_or(u64::MAX));
+        insert.execute(params![
+            e.match_id,
+            i64::try_from(n).unwrap_or(i64::MAX),
+            line
+        ])?;
+    }
+    if let Some(a) = &e.ack {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO acks(match_id, seat, client_id, action_digest, answer)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            e.match_id,
+            a.seat,
+            a.client_id,
+            a.action_digest,
+            a.answer
+        ])?;
+    }
+    if let Some(result) = &e.finished {
+        tx.prepare_cached("UPDATE matches SET status = 'finished', result = ?2 WHERE id = ?1")?
+            .execute(params![e.match_id, result])?;
+    }
+    Ok(())
+}
+
+impl RoomLog for SqliteLog {
+    fn append(&self, entry: Entry) -> oneshot::Receiver<StoreResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Job::Append(entry, tx));
+        rx
+    }
+
+    fn put_match(&self, row: MatchRow) -> oneshot::Receiver<StoreResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Job::Match(row, tx));
+        rx
+    }
+
+    fn put_token(
+        &self,
+        digest: String,
+        match_id: String,
+        seat: String,
+    ) -> oneshot::Receiver<StoreResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Job::Token(digest, match_id, seat, tx));
+        rx
+    }
+
+    fn matches(&self) -> StoreResult<Vec<MatchRow>> {
+        self.read(|c| {
+            let mut s = c.prepare(
+                "SELECT id, game_id, header, seats, status, result, created_ms FROM matches
+                 ORDER BY created_ms, id",
+            )?;
+            let rows = s.query_map([], |r| {
+                Ok(MatchRow {
+                    id: r.get(0)?,
+                    game_id: r.get(1)?,
+                    header: r.get(2)?,
+                    seats: r.get(3)?,
+                    status: r.get(4)?,
+                    result: r.get(5)?,
+                    created_ms: r.get(6)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    fn tokens(&self) -> StoreResult<Vec<(String, String, String)>> {
+        self.read(|c| {
+            let mut s = c.prepare("SELECT digest, match_id, seat FROM tokens")?;
+            let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect()
+        })
+    }
+
+    fn lines(&self, match_id: &str) -> StoreResult<Vec<String>> {
+        self.read(|c| {
+            let mut s = c.prepare("SELECT line FROM log WHERE match_id = ?1 ORDER BY n")?;
+            let rows = s.query_map([match_id], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    fn acks(&self, match_id: &str) -> StoreResult<Vec<Ack>> {
+        self.read(|c| {
+            let mut s = c.prepare(
+                "SELECT seat, client_id, action_digest, answer FROM acks WHERE match_id = ?1",
+            )?;
+            let rows = s.query_map([match_id], |r| {
+                Ok(Ack {
+                    seat: r.get(0)?,
+                    client_id: r.get(1)?,
+                    action_digest: r.get(2)?,
+                    answer: r.get(3)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}

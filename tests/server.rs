@@ -1,0 +1,340 @@
+//! The room service against a real server on a loopback port
+//! (docs/server.md): two seats play a match to its result over HTTP, a
+//! token acts only for its own seat, a late action meets the safe default
+//! first, a dropped stream resumes with nothing missed, the canary never
+//! reaches a seat that may not see it.
+
+mod common;
+#[path = "common/serving.rs"]
+mod serving;
+
+use common::{root, scratch};
+use serde_json::{json, Value};
+use serving::{request, Client, Server};
+
+fn rps() -> std::path::PathBuf {
+    root().join("examples/rock-paper-scissors")
+}
+
+/// Plays the first legal action of every acting seat until the match has
+/// a result; returns the number of actions sent.
+fn play_out(seats: &mut [Client]) -> usize {
+    let mut sent = 0;
+    for _ in 0..200 {
+        let mut over = false;
+        for c in seats.iter_mut() {
+            let obs = c.observe(None);
+            if obs["result"]["status"] == "match_over" {
+                over = true;
+                break;
+            }
+            if obs["participation"] == "acting" {
+                if let Some(a) = obs["legalActions"].as_array().and_then(|l| l.first()) {
+                    let answer = c.act(a);
+                    assert!(answer["seq"].is_u64(), "{answer}");
+                    sent += 1;
+                }
+            }
+        }
+        if over {
+            return sent;
+        }
+    }
+    panic!("the match did not end");
+}
+
+/// Must show (issue 19): two seats play a full example match over HTTP to
+/// `match_over`; the result reaches the finished list and the leaderboard.
+#[test]
+fn two_seats_play_rock_paper_scissors_to_match_over() {
+    let data = scratch("server-full-match");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    assert_eq!(
+        ann.match_id, bob.match_id,
+        "the second player fills the first's match"
+    );
+    assert_ne!(ann.seat, bob.seat);
+    let match_id = ann.match_id.clone();
+    let mut seats = [ann, bob];
+    let sent = play_out(&mut seats);
+    assert!(sent >= 6, "three rounds of two choices: {sent}");
+    let [mut ann, _bob] = seats;
+    // The stream carries the result, then ends.
+    let messages = ann.stream(None, |_| false);
+    let events: Vec<Value> = messages.iter().flat_map(|m| m.events()).collect();
+    assert!(
+        events.iter().any(|e| e["type"] == "match.over"),
+        "{events:?}"
+    );
+    assert_eq!(messages.last().map(|m| m.event.as_str()), Some("over"));
+    let mut spectator = Client::spectator(&server.addr, &match_id);
+    assert_eq!(spectator.observe(None)["result"]["status"], "match_over");
+    let finished = request(
+        &server.addr,
+        "GET",
+        "/games/rock-paper-scissors/matches?status=finished",
+        None,
+        None,
+    )
+    .json();
+    assert_eq!(finished[0]["matchId"], json!(match_id));
+    assert_eq!(finished[0]["result"]["status"], "match_over");
+    let board = request(
+        &server.addr,
+        "GET",
+        "/games/rock-paper-scissors/leaderboard",
+        None,
+        None,
+    )
+    .json();
+    let names: Vec<&str> = board["standings"]
+        .as_array()
+        .expect("standings")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(names.contains(&"ann") && names.contains(&"bob"), "{board}");
+    for row in board["standings"].as_array().expect("rows") {
+        assert_eq!(row["played"], 1, "{row}");
+    }
+}
+
+/// Must show (issue 19): a token cannot act for another seat or another
+/// match, a spectator cannot act, and none of the refusals changes the
+/// room.
+#[test]
+fn a_token_acts_only_for_its_own_seat_in_its_own_match() {
+    let data = scratch("server-tokens");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    let carl = Client::enqueue(&server.addr, "rock-paper-scissors", "carl");
+    let _dee = Client::enqueue(&server.addr, "rock-paper-scissors", "dee");
+    assert_ne!(carl.match_id, ann.match_id);
+    let before = ann.observe(None)["seq"].clone();
+    let respond = json!({"type": "prompt.respond", "payload": {"promptId": "prompt_4_1", "response": "rock"}});
+    let body = |action: &Value| json!({"clientActionId": "x1", "action": action}).to_string();
+    let cases: Vec<(String, Option<&str>, Value, u16, &str)> = vec![
+        // Another match's token.
+        (
+            carl.match_id.clone(),
+            ann.token.as_deref(),
+            respond.clone(),
+            403,
+            "wrong_match",
+        ),
+        (
+            ann.match_id.clone(),
+            carl.token.as_deref(),
+            respond.clone(),
+            403,
+            "wrong_match",
+        ),
+        // No token (a spectator) and a made-up one.
+        (
+            ann.match_id.clone(),
+            None,
+            respond.clone(),
+            401,
+            "missing_token",
+        ),
+        (
+            ann.match_id.clone(),
+            Some("0123456789abcdef"),
+            respond.clone(),
+            401,
+            "unknown_token",
+        ),
+        // Acting as the other seat's player, as the system, as a script.
+        (
+            ann.match_id.clone(),
+            ann.token.as_deref(),
+            json!({"type": "prompt.respond", "source": {"kind": "player", "playerId": "p2"},
+                "payload": {"promptId": "prompt_4_2", "response": "rock"}}),
+            403,
+            "forged_source",
+        ),
+        (
+            ann.match_id.clone(),
+            ann.token.as_deref(),
+            json!({"type": "counter.add", "source": {"kind": "system"}, "payload": {"entityId": "score_a", "amount": 5}}),
+            403,
+            "forged_source",
+        ),
+        (
+            ann.match_id.clone(),
+            ann.token.as_deref(),
+            json!({"type": "counter.add", "source": {"kind": "script", "scriptId": "main", "bindingId": "global"},
+                "payload": {"entityId": "score_a", "amount": 5}}),
+            403,
+            "forged_source",
+        ),
+        // A system-only action.
+        (
+            ann.match_id.clone(),
+            ann.token.as_deref(),
+            json!({"type": "match.finish", "payload": {"scores": {"a": 1, "b": 0}}}),
+            403,
+            "not_a_player_action",
+        ),
+        (
+            ann.match_id.clone(),
+            bob.token.as_deref(),
+            json!({"type": "system.player_removed", "payload": {"playerId": "p1"}}),
+            403,
+            "not_a_player_action",
+        ),
+    ];
+    for (match_id, token, action, status, code) in cases {
+        let path = format!("/matches/{match_id}/actions");
+        let r = request(
+            &server.addr,
+            "POST",
+            &path,
+            token,
+            Some(body(&action).as_bytes()),
+        );
+        assert_eq!(
+            r.status,
+            status,
+            "{action}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        assert_eq!(r.json()["code"], code, "{action}");
+    }
+    // The seat's own observation asks a token too; another match's is refused.
+    let other = format!("/matches/{}/observation", carl.match_id);
+    assert_eq!(
+        request(&server.addr, "GET", &other, ann.token.as_deref(), None).status,
+        403
+    );
+    let own = format!("/matches/{}/observation", ann.match_id);
+    assert_eq!(request(&server.addr, "GET", &own, None, None).status, 401);
+    assert_eq!(
+        ann.observe(None)["seq"],
+        before,
+        "no refusal reached the room"
+    );
+}
+
+/// The RPS match config with a short decision limit.
+fn short_decisions(ms: u64) -> Value {
+    let game: Value =
+        serde_json::from_str(&std::fs::read_to_string(rps().join("game.json")).expect("game.json"))
+            .expect("JSON");
+    let mut config = game["match"].clone();
+    config["timing"]["decisionLimitMs"] = json!(ms);
+    config["timing"]["phaseLimits"]["choose"]["ms"] = json!(600_000);
+    config
+}
+
+/// Must show (issue 19): an action that arrives after its seat's decision
+/// expired meets the safe default first: the expiry and the default are
+/// in the stream before it, under earlier sequences.
+#[test]
+fn a_late_action_after_a_decision_expiry_meets_the_safe_default_first() {
+    let data = scratch("server-late");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let made = request(
+        &server.addr,
+        "POST",
+        "/games/rock-paper-scissors/matches",
+        None,
+        Some(
+            json!({"seed": 7, "match": short_decisions(200)})
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let match_id = made.json()["matchId"].as_str().expect("id").to_owned();
+    let mut ann = Client::join(&server.addr, &match_id, "ann");
+    let mut bob = Client::join(&server.addr, &match_id, "bob");
+    let obs = bob.observe(None);
+    let prompt = obs["legalActions"][0]["payload"]["promptId"].clone();
+    // Ann answers at once; Bob's answer comes well after his 200 ms.
+    let first = ann.observe(None)["legalActions"][0].clone();
+    assert_eq!(ann.act(&first)["accepted"], true);
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let late = bob.act(
+        &json!({"type": "prompt.respond", "payload": {"promptId": prompt, "response": "paper"}}),
+    );
+    let late_seq = late["seq"].as_u64().expect("seq");
+    let events: Vec<Value> = bob
+        .stream(None, |m| m.id.is_some_and(|id| id >= late_seq))
+        .iter()
+        .flat_map(|m| m.events())
+        .collect();
+    let seq_of =
+        |f: &dyn Fn(&Value) -> bool| events.iter().find(|e| f(e)).and_then(|e| e["seq"].as_u64());
+    let expired = seq_of(&|e| {
+        e["type"] == "match.host_event"
+            && e["data"]["kind"] == "decision_expired"
+            && e["data"]["seat"] == json!(bob.seat)
+    })
+    .expect("the decision expired");
+    let default = seq_of(&|e| {
+        e["type"] == "prompt.responded"
+            && e["data"]["promptId"] == prompt
+            && e["data"]["playerId"] == "p2"
+    })
+    .expect("the safe default answered Bob's prompt");
+    assert!(
+        expired < default && default < late_seq,
+        "{expired} {default} {late_seq}"
+    );
+    assert_eq!(
+        late["accepted"], false,
+        "the prompt was answered already: {late}"
+    );
+}
+
+/// docs/server.md, Disconnects: a stream that drops and comes back within
+/// the grace resumes from its last id with nothing missed or repeated; one
+/// that stays away past it gets its player disconnected in the stream.
+#[test]
+fn a_dropped_stream_resumes_and_a_long_absence_disconnects() {
+    let data = scratch("server-grace");
+    let server = Server::start(&[rps()], &data.join("d"), &["--grace-ms", "1500"]);
+    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let mut bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    let first = ann.stream(None, |m| m.id == Some(2));
+    let last = first.last().and_then(|m| m.id).expect("ids");
+    // Ann comes back at once and plays; Bob's stream drops for good.
+    let _bob_first = bob.stream(None, |m| m.id == Some(2));
+    let choice = ann.observe(None)["legalActions"][0].clone();
+    let played = ann.act(&choice)["seq"].as_u64().expect("seq");
+    let resumed = ann.stream(Some(last), |m| m.id.is_some_and(|id| id >= played));
+    let ids: Vec<u64> = resumed.iter().filter_map(|m| m.id).collect();
+    assert_eq!(ids.first(), Some(&(last + 1)), "nothing missed: {ids:?}");
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "nothing repeated: {ids:?}"
+    );
+    // Ann keeps a stream open while Bob stays away past his grace (1.5 s).
+    let mut watcher = ann.clone();
+    let after: Vec<Value> = std::thread::spawn(move || {
+        watcher
+            .stream(Some(played), |m| {
+                m.events()
+                    .iter()
+                    .any(|e| e["type"] == "player.disconnected")
+            })
+            .iter()
+            .flat_map(|m| m.events())
+            .collect()
+    })
+    .join()
+    .expect("watcher");
+    let gone: Vec<&Value> = after
+        .iter()
+        .filter(|e| e["type"] == "player.disconnected")
+        .collect();
+    assert_eq!(gone.len(), 1, "{after:?}");
+    assert_eq!(
+        gone[0]["data"]["playerId"], "p2",
+        "Bob, not Ann, whose stream stayed open"
+    );
+}
