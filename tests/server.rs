@@ -338,3 +338,152 @@ fn a_dropped_stream_resumes_and_a_long_absence_disconnects() {
         "Bob, not Ann, whose stream stayed open"
     );
 }
+
+/// A game whose secrets are markers: each seat's private hand holds cards
+/// marked `CANARY-N…` / `CANARY-S…`, the hidden pile `CANARY-P…`. The bell
+/// shuffles the pile and prompts the ringer with their own first card's
+/// marker; the `oops` button fails with the pile's and the south hand's
+/// markers in its error message.
+fn canary_game(dir: &std::path::Path) -> std::path::PathBuf {
+    let game = dir.join("canary");
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let card =
+        |id: &str, mark: &str| json!({"id": id, "props": {"secret": format!("CANARY-{mark}")}});
+    let mut entities = vec![
+        json!({"id": "pile", "components": {"deck": {}, "container": {"visibility": "hidden", "items": ["q1", "q2", "q3"]}}}),
+        json!({"id": "hand_north", "components": {"container": {"visibility": "private", "owner": "north", "items": ["n1", "n2"]}}}),
+        json!({"id": "hand_south", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1", "s2"]}}}),
+        json!({"id": "bell", "components": {"button": {}}}),
+        json!({"id": "oops", "components": {"button": {}}}),
+    ];
+    for (id, mark) in [
+        ("q1", "P1"),
+        ("q2", "P2"),
+        ("q3", "P3"),
+        ("n1", "N1"),
+        ("n2", "N2"),
+        ("s1", "S1"),
+        ("s2", "S2"),
+    ] {
+        entities.push(card(id, mark));
+    }
+    let manifest = json!({
+        "id": "canary", "name": "Canary", "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["north", "south"], "entities": entities,
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null, "clockVisibility": "private"}}
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    std::fs::write(
+        game.join("scripts/main.lua"),
+        r#"
+function on_button_pressed(event)
+  if event.data.entityId == "bell" then
+    storage.rings = (storage.rings or 0) + 1
+    game.entity("pile"):shuffle()
+    local seat = event.data.playerId == game.seat("north") and "north" or "south"
+    local first = game.entity("hand_" .. seat):items()[1]
+    ui:prompt(event.data.playerId, "Yours: " .. first.props.secret, {"ok", "fine"}, { default = "ok" })
+  elseif event.data.entityId == "oops" then
+    error("leaked " .. game.entity("pile"):items()[1].props.secret .. " " .. game.entity("hand_south"):items()[1].props.secret)
+  end
+end
+function participation(seat) return "acting" end
+function is_terminal() return (storage.rings or 0) >= 8 end
+function score() return { north = 1, south = 0 } end
+"#,
+    )
+    .expect("main.lua");
+    game
+}
+
+/// The markers in `bytes`.
+fn markers(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    text.match_indices("CANARY-")
+        .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 2))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Must show (issue 19): the canary scan over every byte the server sends
+/// a seat or a spectator — observations (long polls included), submit
+/// answers (rejections naming hidden cards, script errors), error
+/// answers, event streams and a resumed stream after a reconnect.
+#[test]
+fn no_canary_reaches_a_seat_or_spectator_over_http() {
+    let data = scratch("server-canary");
+    let game = canary_game(&data);
+    let server = Server::start(&[game], &data.join("d"), &[]);
+    let mut north = Client::enqueue(&server.addr, "canary", "north-player");
+    let mut south = Client::enqueue(&server.addr, "canary", "south-player");
+    let mut spectator = Client::spectator(&server.addr, &north.match_id);
+    let press = |id: &str| json!({"type": "button.press", "payload": {"entityId": id}});
+    let mut last = north
+        .stream(None, |m| m.id == Some(4))
+        .last()
+        .and_then(|m| m.id);
+    for round in 0..4 {
+        for c in [&mut north, &mut south] {
+            let obs = c.observe(None);
+            // Poke at every card, the other hand's and the pile's included.
+            for card in ["n1", "s1", "q1", "q2"] {
+                c.act(&json!({"type": "entity.flip", "payload": {"entityId": card}}));
+                c.act(&json!({"type": "entity.grab", "payload": {"entityId": card}}));
+            }
+            c.act(&press("oops"));
+            c.act(&press("bell"));
+            let seq = obs["seq"].as_u64().expect("seq");
+            let after = c.observe(Some(seq));
+            // Answer the bell's prompt with one of the legal actions.
+            if let Some(a) = after["legalActions"]
+                .as_array()
+                .and_then(|l| l.iter().find(|a| a["type"] == "prompt.respond"))
+            {
+                c.act(a);
+            }
+            // Malformed and refused requests answer too.
+            c.call(
+                "POST",
+                &format!("/matches/{}/actions", c.match_id),
+                Some(b"{not json"),
+            );
+            c.act(
+                &json!({"type": "prompt.respond", "payload": {"promptId": "nope", "response": 1}}),
+            );
+        }
+        spectator.observe(None);
+        // North's stream drops and resumes from its last id each round.
+        last = north
+            .stream(last, |m| {
+                m.event == "over" || m.id.is_some_and(|i| i > 10 * (round + 1))
+            })
+            .iter()
+            .filter_map(|m| m.id)
+            .last()
+            .or(last);
+    }
+    spectator.stream(None, |_| false);
+    south.stream(None, |_| false);
+    north.stream(last, |_| false);
+    assert_eq!(spectator.observe(None)["result"]["status"], "match_over");
+    let north_saw = markers(&north.seen);
+    let south_saw = markers(&south.seen);
+    assert!(
+        north_saw.iter().all(|m| m.starts_with('N')),
+        "north saw {north_saw:?}"
+    );
+    assert!(
+        south_saw.iter().all(|m| m.starts_with('S')),
+        "south saw {south_saw:?}"
+    );
+    assert!(
+        markers(&spectator.seen).is_empty(),
+        "the spectator saw {:?}",
+        markers(&spectator.seen)
+    );
+    // The canary was there to find: each seat saw its own cards' markers,
+    // and the failing button did fail.
+    assert!(!north_saw.is_empty() && !south_saw.is_empty());
+    assert!(String::from_utf8_lossy(&north.seen).contains("script_error"));
+}

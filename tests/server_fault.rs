@@ -1,0 +1,240 @@
+//! Must show (issue 19): `kill -9` in the middle of many concurrent
+//! matches. After a restart every acknowledged action is there (a retry of
+//! its clientActionId gets the same answer, and the counters hold exactly
+//! the accepted additions), every room's log replays clean to the state
+//! hashes it holds, and play goes on.
+
+mod common;
+#[path = "common/serving.rs"]
+mod serving;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::{run, scratch};
+use serde_json::{json, Value};
+use serving::{try_request, Client, Server};
+
+/// Matches played at once (two seats each).
+const MATCHES: usize = 16;
+/// Acknowledged actions before the kill.
+const ACKS_BEFORE_KILL: usize = 400;
+
+fn add(seat: &str) -> Value {
+    json!({"type": "counter.add", "payload": {"entityId": format!("score_{seat}"), "amount": 1}})
+}
+
+/// What one seat sent: clientActionId → the answer, when one came.
+type Sent = BTreeMap<String, Option<Value>>;
+
+fn submit(addr: &str, c: &Client, id: &str) -> Option<Value> {
+    let body = json!({"clientActionId": id, "action": add(&c.seat)}).to_string();
+    let path = format!("/matches/{}/actions", c.match_id);
+    let r = try_request(
+        addr,
+        "POST",
+        &path,
+        c.token.as_deref(),
+        Some(body.as_bytes()),
+    )?;
+    (r.status == 200).then(|| r.json())
+}
+
+/// Sends actions until the server stops answering.
+fn hammer(addr: String, c: Client, acked: Arc<AtomicUsize>) -> (Client, Sent) {
+    let mut sent = Sent::new();
+    for i in 0..100_000 {
+        let id = format!("{}-{i}", c.seat);
+        let answer = submit(&addr, &c, &id);
+        let stop = answer.is_none();
+        if answer.is_some() {
+            acked.fetch_add(1, Ordering::Relaxed);
+        }
+        sent.insert(id, answer);
+        if stop {
+            break;
+        }
+    }
+    (c, sent)
+}
+
+#[test]
+fn kill_9_mid_play_loses_no_acknowledged_action() {
+    let data = scratch("server-fault");
+    let dir = data.join("d");
+    // The counters of examples/basics, without their ceiling.
+    let game = data.join("tally");
+    std::fs::create_dir_all(&game).expect("dir");
+    let counter = |id: &str| json!({"id": id, "components": {"counter": {"value": 0}}});
+    let manifest = json!({"id": "tally", "name": "Tally", "version": "1.0.0", "kernelVersion": 1,
+                          "seats": ["north", "south"],
+                          "entities": [counter("score_north"), counter("score_south")]});
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    let games = [game];
+    let mut server = Server::start(&games, &dir, &["--rate", "100000", "--burst", "100000"]);
+    let mut seats = Vec::new();
+    for i in 0..MATCHES * 2 {
+        seats.push(Client::enqueue(
+            &server.addr,
+            "tally",
+            &format!("player{i}"),
+        ));
+    }
+    let acked = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = seats
+        .into_iter()
+        .map(|c| {
+            let (addr, acked) = (server.addr.clone(), acked.clone());
+            std::thread::spawn(move || hammer(addr, c, acked))
+        })
+        .collect();
+    while acked.load(Ordering::Relaxed) < ACKS_BEFORE_KILL {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    server.kill();
+    let results: Vec<(Client, Sent)> = workers
+        .into_iter()
+        .map(|w| w.join().expect("worker"))
+        .collect();
+    let server = Server::start(&games, &dir, &["--rate", "100000", "--burst", "100000"]);
+    assert!(
+        server
+            .stderr()
+            .contains(&format!("recovered {MATCHES} running matches")),
+        "{}",
+        server.stderr()
+    );
+    // Every seat's last request was in flight when the server died.
+    assert!(results
+        .iter()
+        .all(|(_, sent)| sent.values().filter(|a| a.is_none()).count() == 1));
+    let mut per_match: BTreeMap<String, usize> = BTreeMap::new();
+    for (c, sent) in &results {
+        let mut accepted = 0;
+        for (id, answer) in sent {
+            let again = submit(&server.addr, c, id).expect("the restarted server answers");
+            if let Some(first) = answer {
+                assert_eq!(
+                    &again, first,
+                    "{}: {id} was acknowledged, and is answered the same",
+                    c.match_id
+                );
+            }
+            if again["accepted"] == true {
+                accepted += 1;
+            }
+        }
+        // The counter holds exactly the accepted additions: none lost,
+        // none doubled by a retry.
+        let mut me = c.clone();
+        me.addr = server.addr.clone();
+        let obs = me.observe(None);
+        let value =
+            &obs["view"]["entities"][format!("score_{}", c.seat)]["components"]["counter"]["value"];
+        assert_eq!(value, &json!(accepted), "{} {}", c.match_id, c.seat);
+        // Play goes on.
+        assert_eq!(
+            submit(&server.addr, c, "after-restart").expect("answer")["accepted"],
+            true
+        );
+        *per_match.entry(c.match_id.clone()).or_default() += accepted;
+    }
+    assert_eq!(per_match.len(), MATCHES);
+    assert!(
+        per_match.values().all(|n| *n > 0),
+        "every match had traffic: {per_match:?}"
+    );
+    replay_every_log(&dir, &data);
+}
+
+/// Every match's log, written out as a record, replays with every state
+/// hash matching (`digipology replay`).
+fn replay_every_log(dir: &std::path::Path, scratch: &std::path::Path) {
+    let db = rusqlite::Connection::open(dir.join("rooms.sqlite3")).expect("the log");
+    let mut rows = db.prepare("SELECT id, header FROM matches").expect("query");
+    let matches: Vec<(String, String)> = rows
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(matches.len(), MATCHES);
+    for (id, header) in matches {
+        let mut header: Value = serde_json::from_str(&header).expect("header");
+        header["record"] = json!(2);
+        let mut lines = db
+            .prepare("SELECT line FROM log WHERE match_id = ?1 ORDER BY n")
+            .expect("query");
+        let log: Vec<String> = lines
+            .query_map([&id], |r| r.get(0))
+            .expect("lines")
+            .collect::<Result<_, _>>()
+            .expect("lines");
+        let mut text = header.to_string();
+        for l in &log {
+            text.push('\n');
+            text.push_str(l);
+        }
+        let file = scratch.join(format!("{id}.jsonl"));
+        std::fs::write(&file, text).expect("record");
+        let out = run(&["replay", file.to_str().expect("path")], b"");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{id}: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains(&format!("verified {} actions", log.len())),
+            "{id}: {said}"
+        );
+    }
+}
+
+/// A recovered room's clocks run on: a decision that was running when the
+/// server died expires after the restart, into its safe default.
+#[test]
+fn a_recovered_room_rearms_its_match_clocks() {
+    let data = scratch("server-fault-clocks");
+    let dir = data.join("d");
+    let rps = common::root().join("examples/rock-paper-scissors");
+    let games = [rps.clone()];
+    let mut server = Server::start(&games, &dir, &[]);
+    let game: Value =
+        serde_json::from_str(&std::fs::read_to_string(rps.join("game.json")).expect("game"))
+            .expect("JSON");
+    let mut config = game["match"].clone();
+    config["timing"]["decisionLimitMs"] = json!(300);
+    config["timing"]["phaseLimits"]["choose"]["ms"] = json!(600_000);
+    let made = serving::request(
+        &server.addr,
+        "POST",
+        "/games/rock-paper-scissors/matches",
+        None,
+        Some(json!({"match": config}).to_string().as_bytes()),
+    )
+    .json();
+    let id = made["matchId"].as_str().expect("id");
+    let mut ann = Client::join(&server.addr, id, "ann");
+    let mut bob = Client::join(&server.addr, id, "bob");
+    let choice = ann.observe(None)["legalActions"][0].clone();
+    assert_eq!(ann.act(&choice)["accepted"], true);
+    server.kill();
+    let server = Server::start(&games, &dir, &[]);
+    bob.addr = server.addr.clone();
+    let events: Vec<Value> = bob
+        .stream(None, |m| {
+            m.events()
+                .iter()
+                .any(|e| e["type"] == "match.host_event" && e["data"]["kind"] == "decision_expired")
+        })
+        .iter()
+        .flat_map(|m| m.events())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "match.host_event" && e["data"]["seat"] == json!(bob.seat)),
+        "{events:?}"
+    );
+}
