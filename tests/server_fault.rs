@@ -163,13 +163,16 @@ fn replay_every_log(dir: &std::path::Path, scratch: &std::path::Path) {
         let mut header: Value = serde_json::from_str(&header).expect("header");
         header["record"] = json!(2);
         let mut lines = db
-            .prepare("SELECT line FROM log WHERE match_id = ?1 ORDER BY n")
+            .prepare("SELECT lines FROM log WHERE match_id = ?1 ORDER BY rowid")
             .expect("query");
         let log: Vec<String> = lines
-            .query_map([&id], |r| r.get(0))
+            .query_map([&id], |r| r.get::<_, String>(0))
             .expect("lines")
-            .collect::<Result<_, _>>()
-            .expect("lines");
+            .collect::<Result<Vec<_>, _>>()
+            .expect("lines")
+            .iter()
+            .flat_map(|l| l.split('\n').map(str::to_owned))
+            .collect();
         let mut text = header.to_string();
         for l in &log {
             text.push('\n');

@@ -595,9 +595,12 @@ impl Hub {
                 "this match waits for players".to_owned(),
             ));
         }
-        let lines = self.log.lines(match_id).map_err(|e| (500, "store", e))?;
-        let acks = self.log.acks(match_id).map_err(|e| (500, "store", e))?;
-        self.spawn(m, Begin::Recover(lines, acks))
+        let mut all = self
+            .log
+            .histories(&[match_id.to_owned()])
+            .map_err(|e| (500, "store", e))?;
+        let h = all.remove(match_id).unwrap_or_default();
+        self.spawn(m, Begin::Recover(h.lines, h.acks))
     }
 
     /// Records a match's result (its room committed it durably).
@@ -770,9 +773,13 @@ impl Hub {
         for (d, m, s) in tokens {
             lobby.tokens.insert(d, (m, s));
         }
-        drop(lobby);
+        let mut histories = self.log.histories(&running)?;
         for id in &running {
-            self.handle(id).map_err(|(_, _, m)| m)?;
+            let h = histories.remove(id).unwrap_or_default();
+            if let Some(m) = lobby.matches.get_mut(id) {
+                self.spawn(m, Begin::Recover(h.lines, h.acks))
+                    .map_err(|(_, _, m)| m)?;
+            }
         }
         Ok(running.len())
     }

@@ -4,6 +4,7 @@
 //! thread that commits every append waiting for it in one transaction (a
 //! group commit) and answers each only once that commit is on disk.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -85,10 +86,18 @@ pub trait RoomLog: Send + Sync {
     fn matches(&self) -> StoreResult<Vec<MatchRow>>;
     /// Every token digest with its match and seat.
     fn tokens(&self) -> StoreResult<Vec<(String, String, String)>>;
-    /// A match's record lines, in order.
-    fn lines(&self, match_id: &str) -> StoreResult<Vec<String>>;
-    /// A match's answered attempts.
-    fn acks(&self, match_id: &str) -> StoreResult<Vec<Ack>>;
+    /// These matches' histories: each one's record lines in order and its
+    /// answered attempts (one pass over the log for all of them).
+    fn histories(&self, match_ids: &[String]) -> StoreResult<HashMap<String, History>>;
+}
+
+/// What the log holds of one match.
+#[derive(Debug, Default)]
+pub struct History {
+    /// Its record lines, in order.
+    pub lines: Vec<String>,
+    /// Its answered attempts.
+    pub acks: Vec<Ack>,
 }
 
 enum Job {
@@ -111,12 +120,8 @@ CREATE TABLE IF NOT EXISTS matches(
 CREATE TABLE IF NOT EXISTS tokens(
     digest TEXT PRIMARY KEY, match_id TEXT NOT NULL, seat TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log(
-    match_id TEXT NOT NULL, n INTEGER NOT NULL, line TEXT NOT NULL,
-    PRIMARY KEY(match_id, n)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS acks(
-    match_id TEXT NOT NULL, seat TEXT NOT NULL, client_id TEXT NOT NULL,
-    action_digest TEXT NOT NULL, answer TEXT NOT NULL,
-    PRIMARY KEY(match_id, seat, client_id)) WITHOUT ROWID;
+    match_id TEXT NOT NULL, first INTEGER NOT NULL, lines TEXT NOT NULL,
+    seat TEXT, client_id TEXT, action_digest TEXT, answer TEXT);
 ";
 
 /// Most appends committed in one transaction.
@@ -224,29 +229,24 @@ fn commit(c: &mut Connection, group: &[Job]) -> StoreResult<()> {
     tx.commit().map_err(fail)
 }
 
+/// One row per append, in a plain rowid table: a group's rows land on the
+/// table's last pages, so a commit writes what it adds, not a page per
+/// room (an index per room would scatter every commit over the rooms).
 fn append_in(tx: &rusqlite::Transaction<'_>, e: &Entry) -> rusqlite::Result<()> {
-    let mut insert = tx.prepare_cached("INSERT INTO log(match_id, n, line) VALUES (?1, ?2, ?3)")?;
-    for (i, line) in e.lines.iter().enumerate() {
-        let n = e.first.saturating_add(u64::try_from(i).unwrap_or(u64::MAX));
-        insert.execute(params![
-            e.match_id,
-            i64::try_from(n).unwrap_or(i64::MAX),
-            line
-        ])?;
-    }
-    if let Some(a) = &e.ack {
-        tx.prepare_cached(
-            "INSERT OR REPLACE INTO acks(match_id, seat, client_id, action_digest, answer)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![
-            e.match_id,
-            a.seat,
-            a.client_id,
-            a.action_digest,
-            a.answer
-        ])?;
-    }
+    let a = e.ack.as_ref();
+    tx.prepare_cached(
+        "INSERT INTO log(match_id, first, lines, seat, client_id, action_digest, answer)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        e.match_id,
+        i64::try_from(e.first).unwrap_or(i64::MAX),
+        e.lines.join("\n"),
+        a.map(|a| &a.seat),
+        a.map(|a| &a.client_id),
+        a.map(|a| &a.action_digest),
+        a.map(|a| &a.answer),
+    ])?;
     if let Some(result) = &e.finished {
         tx.prepare_cached("UPDATE matches SET status = 'finished', result = ?2 WHERE id = ?1")?
             .execute(params![e.match_id, result])?;
@@ -307,28 +307,46 @@ impl RoomLog for SqliteLog {
         })
     }
 
-    fn lines(&self, match_id: &str) -> StoreResult<Vec<String>> {
+    fn histories(&self, match_ids: &[String]) -> StoreResult<HashMap<String, History>> {
+        let mut out: HashMap<String, History> = match_ids
+            .iter()
+            .map(|m| (m.clone(), History::default()))
+            .collect();
+        if match_ids.is_empty() {
+            return Ok(out);
+        }
         self.read(|c| {
-            let mut s = c.prepare("SELECT line FROM log WHERE match_id = ?1 ORDER BY n")?;
-            let rows = s.query_map([match_id], |r| r.get(0))?;
-            rows.collect()
-        })
-    }
-
-    fn acks(&self, match_id: &str) -> StoreResult<Vec<Ack>> {
-        self.read(|c| {
-            let mut s = c.prepare(
-                "SELECT seat, client_id, action_digest, answer FROM acks WHERE match_id = ?1",
-            )?;
-            let rows = s.query_map([match_id], |r| {
-                Ok(Ack {
-                    seat: r.get(0)?,
-                    client_id: r.get(1)?,
-                    action_digest: r.get(2)?,
-                    answer: r.get(3)?,
-                })
-            })?;
-            rows.collect()
-        })
+            // One match: its rows only (a scan of the table, as the log has
+            // no index per match); several: one pass over every row.
+            let cols = "SELECT match_id, lines, seat, client_id, action_digest, answer FROM log";
+            let (mut s, arg) = match match_ids {
+                [one] => (
+                    c.prepare(&format!("{cols} WHERE match_id = ?1 ORDER BY rowid"))?,
+                    Some(one),
+                ),
+                _ => (c.prepare(&format!("{cols} ORDER BY rowid"))?, None),
+            };
+            let mut rows = match arg {
+                Some(id) => s.query([id])?,
+                None => s.query([])?,
+            };
+            while let Some(r) = rows.next()? {
+                let id: String = r.get(0)?;
+                let Some(h) = out.get_mut(&id) else { continue };
+                let lines: String = r.get(1)?;
+                h.lines.extend(lines.split('\n').map(str::to_owned));
+                let seat: Option<String> = r.get(2)?;
+                if let Some(seat) = seat {
+                    h.acks.push(Ack {
+                        seat,
+                        client_id: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        action_digest: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        answer: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    });
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 }
