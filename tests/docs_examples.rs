@@ -16,6 +16,8 @@
 //!   nothing that looks like an example escapes the checks.
 
 mod common;
+#[path = "common/serving.rs"]
+mod serving;
 
 use std::path::PathBuf;
 
@@ -111,6 +113,10 @@ fn every_block_is_tagged_with_what_it_is() {
 /// The shell command a doc line runs, as arguments to the binary; `None`
 /// for `cargo test` / `cargo bench`, which are the suite and the benches.
 fn command(line: &str) -> Option<Vec<String>> {
+    // `serve` runs until stopped: the server's session below starts one.
+    if line.starts_with("digipology serve") || line.starts_with("cargo run -- serve") {
+        return None;
+    }
     let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
     let rest = if line.starts_with("cargo run --release -- ") {
         &words[4..]
@@ -132,7 +138,7 @@ fn command(line: &str) -> Option<Vec<String>> {
 #[test]
 fn every_shell_example_runs() {
     let mut ran = 0;
-    for b in blocks().iter().filter(|b| b.lang == "sh") {
+    for b in blocks().iter().filter(|b| b.lang == "sh" && !is_server_doc(b)) {
         for line in b.text.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -152,6 +158,56 @@ fn every_shell_example_runs() {
         }
     }
     assert!(ran >= 3, "expected the README's commands, ran {ran}");
+}
+
+/// docs/server.md's shell examples are one curl session against a server.
+fn is_server_doc(b: &Block) -> bool {
+    b.file.ends_with("docs/server.md")
+}
+
+/// docs/server.md: every `sh` example, in order, as one bash session
+/// (`set -euo pipefail`, so a failing `curl -sf` fails it) against a real
+/// `digipology serve` on a loopback port offering the examples.
+#[test]
+fn the_server_docs_session_runs_against_a_real_server() {
+    for tool in ["curl", "jq"] {
+        let found = std::process::Command::new(tool).arg("--version").output();
+        assert!(
+            found.is_ok_and(|o| o.status.success()),
+            "docs/server.md's examples need {tool} (.ci/run installs it: apt-get install -y {tool})"
+        );
+    }
+    let data = scratch("docs-server");
+    let server = serving::Server::start(&[], &data.join("d"), &[]);
+    let mut script = String::from("set -euo pipefail\n");
+    let mut lines = 0;
+    for b in blocks().iter().filter(|b| b.lang == "sh" && is_server_doc(b)) {
+        for line in b.text.lines() {
+            if line.trim().starts_with("digipology serve") {
+                continue;
+            }
+            script.push_str(line);
+            script.push('\n');
+            lines += 1;
+        }
+    }
+    assert!(lines >= 20, "the session is there: {lines} lines");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("DIGIPOLOGY", format!("http://{}", server.addr))
+        .current_dir(root())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "docs/server.md's session failed ({:?}):\n{}\n{}\nserver:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        server.stderr()
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rock-paper-scissors"));
 }
 
 /// The JSON values of a block: the whole block, or one per line (JSONL).

@@ -31,7 +31,8 @@ impl Server {
         for g in games {
             cmd.arg(g);
         }
-        cmd.args(["--addr", "127.0.0.1:0", "--data"])
+        cmd.current_dir(crate::common::root())
+            .args(["--addr", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
             .stdout(Stdio::piped())
