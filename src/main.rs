@@ -95,6 +95,10 @@ struct ServeArgs {
     /// Longest wait of an observation long poll (ms).
     #[arg(long, default_value_t = 30_000)]
     long_poll_max_ms: u64,
+    /// How long a connection may take to send a request's head (ms); an
+    /// idle connection is closed after it.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
 }
 
 #[derive(clap::Args)]
@@ -634,6 +638,7 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
         room_threads: args.room_threads,
         max_inputs_per_match: args.max_inputs_per_match,
         long_poll_max_ms: args.long_poll_max_ms,
+        header_timeout_ms: args.header_timeout_ms,
     };
     let data = args.data;
     digipology_server::serve(options, |addr, games| {

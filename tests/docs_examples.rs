@@ -138,7 +138,10 @@ fn command(line: &str) -> Option<Vec<String>> {
 #[test]
 fn every_shell_example_runs() {
     let mut ran = 0;
-    for b in blocks().iter().filter(|b| b.lang == "sh" && !is_server_doc(b)) {
+    for b in blocks()
+        .iter()
+        .filter(|b| b.lang == "sh" && !is_server_doc(b))
+    {
         for line in b.text.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -181,7 +184,10 @@ fn the_server_docs_session_runs_against_a_real_server() {
     let server = serving::Server::start(&[], &data.join("d"), &[]);
     let mut script = String::from("set -euo pipefail\n");
     let mut lines = 0;
-    for b in blocks().iter().filter(|b| b.lang == "sh" && is_server_doc(b)) {
+    for b in blocks()
+        .iter()
+        .filter(|b| b.lang == "sh" && is_server_doc(b))
+    {
         for line in b.text.lines() {
             if line.trim().starts_with("digipology serve") {
                 continue;

@@ -489,3 +489,37 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
     assert!(!north_saw.is_empty() && !south_saw.is_empty());
     assert!(String::from_utf8_lossy(&north.seen).contains("script_error"));
 }
+
+/// docs/server.md, A designer's match: joined by its id only — `enqueue`
+/// never seats anyone in it — and left off the leaderboard.
+#[test]
+fn a_designers_match_is_joined_by_id_only() {
+    let data = scratch("server-designer");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let made = request(
+        &server.addr,
+        "POST",
+        "/games/rock-paper-scissors/matches",
+        None,
+        Some(json!({"seed": 3, "bots": ["b"]}).to_string().as_bytes()),
+    );
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let id = made.json()["matchId"].as_str().expect("id").to_owned();
+    let stranger = Client::enqueue(&server.addr, "rock-paper-scissors", "stranger");
+    assert_ne!(
+        stranger.match_id, id,
+        "enqueue does not seat anyone in a designer's match"
+    );
+    let mut me = Client::join(&server.addr, &id, "designer");
+    // Against the bot: answer every prompt until the match is over.
+    play_out(std::slice::from_mut(&mut me));
+    let board = request(
+        &server.addr,
+        "GET",
+        "/games/rock-paper-scissors/leaderboard",
+        None,
+        None,
+    )
+    .json();
+    assert_eq!(board["standings"], json!([]), "{board}");
+}

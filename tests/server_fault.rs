@@ -241,3 +241,26 @@ fn a_recovered_room_rearms_its_match_clocks() {
         "{events:?}"
     );
 }
+
+/// A match whose last seat was taken, marked running, but whose start never
+/// reached the log (the server died in between) starts when recovered.
+#[test]
+fn a_running_match_with_an_empty_log_starts_when_recovered() {
+    let data = scratch("server-fault-empty");
+    let dir = data.join("d");
+    let games = [common::root().join("examples/rock-paper-scissors")];
+    let mut server = Server::start(&games, &dir, &[]);
+    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let _bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    assert_eq!(ann.observe(None)["phase"], "choose");
+    server.kill();
+    let db = rusqlite::Connection::open(dir.join("rooms.sqlite3")).expect("the log");
+    db.execute("DELETE FROM log WHERE match_id = ?1", [&ann.match_id])
+        .expect("delete");
+    drop(db);
+    let server = Server::start(&games, &dir, &[]);
+    ann.addr = server.addr.clone();
+    let obs = ann.observe(None);
+    assert_eq!(obs["phase"], "choose", "{obs}");
+    assert_eq!(obs["participation"], "acting", "{obs}");
+}

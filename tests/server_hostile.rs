@@ -375,3 +375,72 @@ fn past_the_room_limit_new_matches_are_refused() {
     refused(&r, 503, "room_limit", "a third match");
     assert_eq!(made[0].act(&add(1))["accepted"], true);
 }
+
+/// A match takes at most `--max-inputs-per-match` inputs; past that an
+/// attempt is refused (409 `match_full`) and nothing more is logged.
+#[test]
+fn past_the_input_limit_a_match_takes_nothing_more() {
+    let data = scratch("server-inputs");
+    let server = Server::start(
+        &[basics()],
+        &data.join("d"),
+        &["--max-inputs-per-match", "12"],
+    );
+    let mut p1 = Client::enqueue(&server.addr, "basics", "ann");
+    let _p2 = Client::enqueue(&server.addr, "basics", "bob");
+    // The start logged 5 inputs (game start, two joins, two seats).
+    for _ in 0..7 {
+        assert!(p1.act(&add(1))["seq"].is_u64());
+    }
+    let seq = p1.observe(None)["seq"].clone();
+    let body = json!({"clientActionId": "one-more", "action": add(1)}).to_string();
+    let path = format!("/matches/{}/actions", p1.match_id);
+    let r = request(
+        &server.addr,
+        "POST",
+        &path,
+        p1.token.as_deref(),
+        Some(body.as_bytes()),
+    );
+    refused(&r, 409, "match_full", "past the input limit");
+    assert_eq!(p1.observe(None)["seq"], seq);
+}
+
+/// Idle connections cannot hold every place under `--max-connections`: a
+/// connection that sends no request head in time is closed.
+#[test]
+fn idle_connections_are_closed_and_free_their_places() {
+    let data = scratch("server-idle");
+    let server = Server::start(
+        &[basics()],
+        &data.join("d"),
+        &["--max-connections", "2", "--header-timeout-ms", "300"],
+    );
+    let idle: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| std::net::TcpStream::connect(&server.addr).expect("connect"))
+        .collect();
+    // Well past the 300 ms the idle ones have.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let r = request(&server.addr, "GET", "/health", None, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    drop(idle);
+}
+
+/// A bearer string the server never gave has no bucket of its own: it
+/// shares its peer's, so made-up tokens cannot get around the rate.
+#[test]
+fn made_up_tokens_do_not_get_around_the_rate_limit() {
+    let data = scratch("server-made-up");
+    let server = Server::start(
+        &[basics()],
+        &data.join("d"),
+        &["--rate", "1", "--burst", "3"],
+    );
+    let statuses: Vec<u16> = (0..8)
+        .map(|i| {
+            let token = format!("made-up-{i}");
+            request(&server.addr, "GET", "/games", Some(&token), None).status
+        })
+        .collect();
+    assert!(statuses.contains(&429), "{statuses:?}");
+}

@@ -133,14 +133,33 @@ pub fn router(hub: Arc<Hub>) -> Router {
 /// # Errors
 /// The server failed.
 pub async fn serve(listener: tokio::net::TcpListener, hub: Arc<Hub>) -> Result<(), String> {
+    use axum::serve::Listener;
+    use tower::ServiceExt;
     let max = hub.options.max_connections;
+    let header_timeout = Duration::from_millis(hub.options.header_timeout_ms.max(1));
     let app = router(hub);
-    axum::serve(crate::limits::Limited::new(listener, max), app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| format!("the server failed: {e}"))
+    let mut listener = crate::limits::Limited::new(listener, max);
+    loop {
+        let (conn, peer) = listener.accept().await;
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(
+                move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    req.extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    app.clone().oneshot(req.map(axum::body::Body::new))
+                },
+            );
+            // A connection that does not send a whole request head in
+            // time (idle, or dribbling) is closed: it cannot hold its
+            // place under the connection limit.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(conn), service)
+                .await;
+        });
+    }
 }
 
 /// Answers every error that is not JSON already (a body over the limit,
@@ -184,7 +203,10 @@ fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
     {
-        return v.strip_prefix("Bearer ").map(|t| t.trim().to_owned());
+        let (scheme, token) = v.trim().split_once(' ')?;
+        return scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim().to_owned());
     }
     query?
         .split('&')
@@ -192,10 +214,20 @@ fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Each token the server gave has its own bucket; every other request
+/// (no token, or one the server never gave) shares its peer address's.
 async fn rate_limit(State(app): Shared, req: Request, next: Next) -> Response {
     let key = token_of(req.headers(), req.uri().query())
+        .filter(|t| app.hub.token(t).is_some())
         .map(|t| crate::hub::digest(&t))
-        .unwrap_or_else(|| "anonymous".to_owned());
+        .unwrap_or_else(|| {
+            let peer = req
+                .extensions()
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip().to_string())
+                .unwrap_or_default();
+            format!("peer {peer}")
+        });
     if !app.rate.allow(&key) {
         metrics::counter!("digipology_rate_limited_total").increment(1);
         let mut res = ApiError::new(
@@ -216,6 +248,14 @@ async fn health() -> Response {
 }
 
 async fn metrics_text(State(app): Shared) -> Response {
+    let (open, running, finished, loaded) = app.hub.counts();
+    // Counts far below 2^52: exact as doubles.
+    #[allow(clippy::cast_precision_loss)]
+    for (status, n) in [("open", open), ("running", running), ("finished", finished)] {
+        metrics::gauge!("digipology_matches", "status" => status).set(n as f64);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    metrics::gauge!("digipology_rooms_loaded").set(loaded as f64);
     let text = app
         .prometheus
         .as_ref()
@@ -336,7 +376,7 @@ async fn join(State(app): Shared, Path(match_id): Path<String>, body: Bytes) -> 
 }
 
 async fn create_match(State(app): Shared, Path(game_id): Path<String>, body: Bytes) -> Answered {
-    let m = object(&body, &["seed", "match", "bots", "public"])?;
+    let m = object(&body, &["seed", "match", "bots"])?;
     let seed = match m.get("seed") {
         None | Some(Value::Null) => None,
         Some(v) => Some(v.as_u64().filter(|s| *s < (1 << 53)).ok_or_else(|| {
@@ -377,7 +417,7 @@ async fn create_match(State(app): Shared, Path(game_id): Path<String>, body: Byt
         seed,
         config,
         bots,
-        public: flag(&m, "public")?,
+        designer: true,
     };
     let (summary, durable) = app.hub.create(&game_id, create)?;
     for d in durable {
@@ -490,6 +530,18 @@ async fn wait_after(feed: &Feed, after: Option<u64>, wait: Duration) -> Result<(
     Ok(())
 }
 
+/// A room's queue refused a command: full (retry), or the room stopped.
+fn queue_error<T>(e: tokio::sync::mpsc::error::TrySendError<T>) -> ApiError {
+    match e {
+        tokio::sync::mpsc::error::TrySendError::Full(_) => ApiError::new(
+            503,
+            "room_busy",
+            "the room's queue is full; retry (with the same clientActionId)",
+        ),
+        tokio::sync::mpsc::error::TrySendError::Closed(_) => unavailable(),
+    }
+}
+
 fn unavailable() -> ApiError {
     ApiError::new(
         503,
@@ -509,7 +561,7 @@ async fn observe(app: &App, handle: &Handle, viewer: Viewer, q: &PollQuery) -> A
     handle
         .tx
         .try_send(Cmd::Observe { viewer, reply })
-        .map_err(|_| ApiError::new(503, "room_busy", "the room's queue is full; retry"))?;
+        .map_err(queue_error)?;
     let doc = rx.await.map_err(|_| unavailable())?;
     Ok(json_ok(&doc))
 }
@@ -573,17 +625,9 @@ fn check_action(action: Option<&Value>, player: &str) -> Result<Value, ApiError>
             ));
         }
     }
-    let registered = digipology_kernel::action::ActionType::from_name(ty).is_some();
-    if registered && !digipology_room::matches::schema::player_action_types().contains(&ty.as_str())
-    {
-        return Err(ApiError::new(
-            403,
-            "not_a_player_action",
-            format!("{ty} is not an action a seat may send"),
-        ));
-    }
-    match a.get("payload") {
-        None | Some(Value::Object(_)) => {}
+    let payload = match a.get("payload") {
+        None => json!({}),
+        Some(p @ Value::Object(_)) => p.clone(),
         Some(_) => {
             return Err(ApiError::new(
                 400,
@@ -591,8 +635,24 @@ fn check_action(action: Option<&Value>, player: &str) -> Result<Value, ApiError>
                 "action.payload must be an object",
             ))
         }
+    };
+    // The manifest's schema, before the room: a malformed attempt is
+    // refused here and never logged (nor metered: docs/match.md).
+    if let Err(r) = digipology_room::matches::schema::check(ty, &payload) {
+        let code = r.code.as_str();
+        let status = if code == "source_not_allowed" {
+            403
+        } else {
+            400
+        };
+        let code = if status == 403 {
+            "not_a_player_action"
+        } else {
+            code
+        };
+        return Err(ApiError::new(status, code, r.message));
     }
-    Ok(json!({"type": ty, "payload": a.get("payload").cloned().unwrap_or_else(|| json!({}))}))
+    Ok(json!({"type": ty, "payload": payload}))
 }
 
 async fn submit(
@@ -624,13 +684,7 @@ async fn submit(
             action,
             reply,
         })
-        .map_err(|_| {
-            ApiError::new(
-                503,
-                "room_busy",
-                "the room's queue is full; retry with the same clientActionId",
-            )
-        })?;
+        .map_err(queue_error)?;
     let answer = rx.await.map_err(|_| unavailable())?;
     metrics::histogram!("digipology_submit_seconds").record(started.elapsed().as_secs_f64());
     match answer {
@@ -665,10 +719,15 @@ struct StreamGuard {
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
-        let _ = self
-            .handle
-            .tx
-            .try_send(Cmd::StreamClosed(self.seat.clone()));
+        // Told even when the room's queue is full for a moment (a lost
+        // close would leave the seat never disconnected).
+        let tx = self.handle.tx.clone();
+        let seat = std::mem::take(&mut self.seat);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = tx.send(Cmd::StreamClosed(seat)).await;
+            });
+        }
         if let Ok(mut s) = self.app.streams.lock() {
             if let Some(n) = s.get_mut(&self.token) {
                 *n = n.saturating_sub(1);
@@ -772,7 +831,11 @@ async fn events(
         seat: seat.clone(),
         token,
     };
-    let _ = handle.tx.try_send(Cmd::StreamOpened(seat.clone()));
+    handle
+        .tx
+        .send(Cmd::StreamOpened(seat.clone()))
+        .await
+        .map_err(|_| unavailable())?;
     let st = StreamState {
         rx: handle.feed.watch(),
         feed: handle.feed.clone(),

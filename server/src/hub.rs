@@ -111,9 +111,11 @@ pub struct Match {
     pub status: &'static str,
     /// Its result once finished.
     pub result: Option<Value>,
-    /// Whether `enqueue` may seat players in it (a designer's match is
-    /// joined by its id only).
-    pub public: bool,
+    /// A designer's match (its own seed or config, bots anywhere): joined
+    /// by its id only, never by `enqueue`, and left off the leaderboard.
+    pub designer: bool,
+    /// Its room stopped; not loaded again until a restart.
+    pub stopped: bool,
     /// When it was made (ms since the epoch).
     pub created_ms: i64,
     /// Its room task, while one runs.
@@ -128,7 +130,7 @@ impl Match {
             .map(|s| json!({"seat": s.seat, "playerId": s.player_id, "name": s.name, "bot": s.bot, "taken": s.taken}))
             .collect();
         let mut header = self.header.clone();
-        header["public"] = json!(self.public);
+        header["designer"] = json!(self.designer);
         MatchRow {
             id: self.id.clone(),
             game_id: self.game.id.clone(),
@@ -140,6 +142,27 @@ impl Match {
         }
     }
 
+    /// Its room task's handle, while the task runs.
+    fn live_handle(&self) -> Option<Handle> {
+        self.handle.as_ref().filter(|h| !h.tx.is_closed()).cloned()
+    }
+
+    /// How its room begins from what the log holds: replayed, or — a
+    /// match marked running whose start never reached the log — started.
+    fn begin_from(&self, history: crate::store::History) -> Begin {
+        if history.lines.is_empty() {
+            return Begin::New(self.players());
+        }
+        Begin::Recover(history.lines, history.acks)
+    }
+
+    fn players(&self) -> Vec<(String, String, Option<String>)> {
+        self.seats
+            .iter()
+            .map(|s| (s.seat.clone(), s.player_id.clone(), s.name.clone()))
+            .collect()
+    }
+
     /// The match as listings show it.
     pub fn summary(&self) -> Value {
         let seats: Vec<Value> = self
@@ -148,7 +171,8 @@ impl Match {
             .map(|s| json!({"seat": s.seat, "playerId": s.player_id, "name": s.name, "bot": s.bot, "taken": s.taken}))
             .collect();
         json!({"matchId": self.id, "gameId": self.game.id, "status": self.status,
-               "seats": seats, "result": self.result, "createdMs": self.created_ms})
+               "seats": seats, "result": self.result, "createdMs": self.created_ms,
+               "designer": self.designer})
     }
 }
 
@@ -203,6 +227,10 @@ fn new_token() -> Result<String, Refusal> {
 /// A token's digest, as the store keeps it.
 pub fn digest(token: &str) -> String {
     blake3::hash(token.as_bytes()).to_hex().to_string()
+}
+
+fn unknown(match_id: &str) -> Refusal {
+    (404, "unknown_match", format!("no match {match_id:?} here"))
 }
 
 fn now_ms() -> i64 {
@@ -313,7 +341,6 @@ impl Hub {
         }
         let handle = Handle { tx, feed };
         m.handle = Some(handle.clone());
-        metrics::gauge!("digipology_rooms_live").increment(1.0);
         Ok(handle)
     }
 }
@@ -352,8 +379,8 @@ pub struct Create {
     pub config: Option<Value>,
     /// Seats built-in bots play.
     pub bots: Vec<String>,
-    /// Whether `enqueue` may seat players in it.
-    pub public: bool,
+    /// A designer's match (else one `enqueue` made).
+    pub designer: bool,
 }
 
 impl Hub {
@@ -364,12 +391,45 @@ impl Hub {
             .ok_or_else(|| (404, "unknown_game", format!("no game {id:?} here")))
     }
 
-    fn live_rooms(lobby: &Lobby) -> usize {
+    /// Rooms whose task runs.
+    fn loaded(lobby: &Lobby) -> usize {
         lobby
             .matches
             .values()
-            .filter(|m| m.status != "finished")
+            .filter(|m| m.live_handle().is_some())
             .count()
+    }
+
+    /// Matches by status, and rooms loaded (for the metrics).
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        let lobby = locked(&self.lobby);
+        let of = |s: &str| lobby.matches.values().filter(|m| m.status == s).count();
+        (
+            of("open"),
+            of("running"),
+            of("finished"),
+            Self::loaded(&lobby),
+        )
+    }
+
+    /// Matches that count against the room limit: open, running, or
+    /// finished with their room loaded.
+    fn in_use(lobby: &Lobby) -> usize {
+        lobby
+            .matches
+            .values()
+            .filter(|m| m.status != "finished" || m.live_handle().is_some())
+            .count()
+    }
+
+    /// Forgets designer matches nobody joined in time.
+    fn purge(lobby: &mut Lobby) {
+        let now = now_ms();
+        lobby.matches.retain(|_, m| {
+            let unjoined =
+                m.designer && m.status == "open" && m.seats.iter().all(|s| s.bot || !s.taken);
+            !(unjoined && now.saturating_sub(m.created_ms) > UNJOINED_MS)
+        });
     }
 
     /// Makes a match (not yet started): checks its config, fills its bot
@@ -380,12 +440,13 @@ impl Hub {
         game: Arc<Game>,
         create: Create,
     ) -> Result<(String, Receipts), Refusal> {
-        if Self::live_rooms(lobby) >= self.options.max_rooms {
+        Self::purge(lobby);
+        if Self::in_use(lobby) >= self.options.max_rooms {
             return Err((
                 503,
                 "room_limit",
                 format!(
-                    "this server runs at most {} open and running matches",
+                    "this server holds at most {} open, running or loaded matches",
                     self.options.max_rooms
                 ),
             ));
@@ -422,7 +483,8 @@ impl Hub {
             header,
             status: "open",
             result: None,
-            public: create.public,
+            designer: create.designer,
+            stopped: false,
             created_ms: now_ms(),
             handle: None,
         };
@@ -447,8 +509,8 @@ impl Hub {
         Ok((m.summary(), durable))
     }
 
-    /// Seats a player in the oldest open public match of the game, or a
-    /// new one (with bots in every other seat when `bots`).
+    /// Seats a player in the oldest open match `enqueue` made for the game,
+    /// or a new one (with bots in every other seat when `bots`).
     ///
     /// # Errors
     /// An unknown game, too many matches.
@@ -460,7 +522,7 @@ impl Hub {
             .values()
             .find(|m| {
                 !bots
-                    && m.public
+                    && !m.designer
                     && m.status == "open"
                     && m.game.id == game.id
                     && m.seats.iter().any(|s| !s.taken)
@@ -476,7 +538,7 @@ impl Hub {
                 };
                 let create = Create {
                     bots: others,
-                    public: !bots,
+                    designer: false,
                     ..Create::default()
                 };
                 self.make(&mut lobby, game, create)?
@@ -578,29 +640,63 @@ impl Hub {
     /// # Errors
     /// No such match, or it has not started.
     pub fn handle(&self, match_id: &str) -> Result<Handle, Refusal> {
-        let mut lobby = locked(&self.lobby);
-        let m = lobby
-            .matches
-            .get_mut(match_id)
-            .ok_or_else(|| (404, "unknown_match", format!("no match {match_id:?} here")))?;
-        if let Some(h) = &m.handle {
-            if !h.tx.is_closed() {
-                return Ok(h.clone());
+        {
+            let lobby = locked(&self.lobby);
+            let m = lobby
+                .matches
+                .get(match_id)
+                .ok_or_else(|| unknown(match_id))?;
+            if let Some(h) = m.live_handle() {
+                return Ok(h);
+            }
+            if m.stopped {
+                return Err((
+                    503,
+                    "room_unavailable",
+                    "this room stopped (the server's log says why); it is recovered when the server starts again".to_owned(),
+                ));
+            }
+            if m.status == "open" {
+                return Err((
+                    409,
+                    "not_started",
+                    "this match waits for players".to_owned(),
+                ));
+            }
+            if Self::in_use(&lobby) >= self.options.max_rooms {
+                return Err((
+                    503,
+                    "room_limit",
+                    "too many rooms are loaded; try again in a minute".to_owned(),
+                ));
             }
         }
-        if m.status == "open" {
-            return Err((
-                409,
-                "not_started",
-                "this match waits for players".to_owned(),
-            ));
-        }
+        // The log is read outside the lobby's lock: with no index per
+        // match, reading one match's lines scans it.
         let mut all = self
             .log
             .histories(&[match_id.to_owned()])
             .map_err(|e| (500, "store", e))?;
-        let h = all.remove(match_id).unwrap_or_default();
-        self.spawn(m, Begin::Recover(h.lines, h.acks))
+        let history = all.remove(match_id).unwrap_or_default();
+        let mut lobby = locked(&self.lobby);
+        let m = lobby
+            .matches
+            .get_mut(match_id)
+            .ok_or_else(|| unknown(match_id))?;
+        // Someone else may have loaded it meanwhile.
+        if let Some(h) = m.live_handle() {
+            return Ok(h);
+        }
+        let begin = m.begin_from(history);
+        self.spawn(m, begin)
+    }
+
+    /// Marks a match's room stopped (its log failed, or it did not replay):
+    /// not loaded again until the server restarts.
+    pub fn stopped(&self, match_id: &str) {
+        if let Some(m) = locked(&self.lobby).matches.get_mut(match_id) {
+            m.stopped = true;
+        }
     }
 
     /// Records a match's result (its room committed it durably).
@@ -609,7 +705,6 @@ impl Hub {
         if let Some(m) = lobby.matches.get_mut(match_id) {
             m.status = "finished";
             m.result = result.and_then(|r| serde_json::from_str(&r).ok());
-            metrics::gauge!("digipology_rooms_live").decrement(1.0);
             metrics::counter!("digipology_matches_finished_total").increment(1);
         }
     }
@@ -655,7 +750,7 @@ impl Hub {
         for m in lobby
             .matches
             .values()
-            .filter(|m| m.game.id == game_id && m.status == "finished")
+            .filter(|m| m.game.id == game_id && m.status == "finished" && !m.designer)
         {
             standings(m, &mut rows);
         }
@@ -669,6 +764,9 @@ impl Hub {
             .collect()
     }
 }
+
+/// How long a designer's match nobody joined is kept (ms).
+const UNJOINED_MS: i64 = 10 * 60 * 1000;
 
 /// Most matches a listing shows.
 const LIST_MAX: usize = 200;
@@ -709,8 +807,9 @@ fn standings(m: &Match, rows: &mut BTreeMap<String, [u64; 5]>) {
 
 impl Hub {
     /// Takes back every match the log holds: open ones wait for players
-    /// again, running ones are recovered (replayed, hashes verified) and go
-    /// on, finished ones are listed. Returns how many were recovered.
+    /// again (or start, when their seats were all taken), running ones are
+    /// recovered (replayed, hashes verified) and go on, finished ones are
+    /// listed. Returns how many were recovered.
     ///
     /// # Errors
     /// The log cannot be read.
@@ -718,69 +817,82 @@ impl Hub {
         let rows = self.log.matches()?;
         let tokens = self.log.tokens()?;
         let mut lobby = locked(&self.lobby);
-        let mut running = Vec::new();
         for row in rows {
-            let Some(game) = self.games.get(&row.game_id).cloned() else {
-                tracing::warn!(room = %row.id, "match of game {:?}, which this server does not serve: left alone", row.game_id);
-                continue;
-            };
-            let mut header: Value = serde_json::from_str(&row.header)
-                .map_err(|e| format!("match {}: its header: {e}", row.id))?;
-            let public = header
-                .get("public")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            if let Some(o) = header.as_object_mut() {
-                o.remove("public");
+            if let Some(m) = self.match_from_row(row)? {
+                lobby.made += 1;
+                lobby.matches.insert(m.id.clone(), m);
             }
-            let seats: Vec<Value> = serde_json::from_str(&row.seats)
-                .map_err(|e| format!("match {}: its seats: {e}", row.id))?;
-            let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-            let seats = seats
-                .iter()
-                .map(|v| Seat {
-                    seat: text(v, "seat").unwrap_or_default(),
-                    player_id: text(v, "playerId").unwrap_or_default(),
-                    name: text(v, "name"),
-                    bot: v.get("bot").and_then(Value::as_bool).unwrap_or(false),
-                    taken: v.get("taken").and_then(Value::as_bool).unwrap_or(false),
-                })
-                .collect();
-            let status = match row.status.as_str() {
-                "running" => "running",
-                "finished" => "finished",
-                _ => "open",
-            };
-            if status == "running" {
-                running.push(row.id.clone());
-            }
-            lobby.made += 1;
-            lobby.matches.insert(
-                row.id.clone(),
-                Match {
-                    id: row.id,
-                    game,
-                    header,
-                    seats,
-                    status,
-                    result: row.result.and_then(|r| serde_json::from_str(&r).ok()),
-                    public,
-                    created_ms: row.created_ms,
-                    handle: None,
-                },
-            );
         }
         for (d, m, s) in tokens {
             lobby.tokens.insert(d, (m, s));
         }
+        let running: Vec<String> = lobby
+            .matches
+            .values()
+            .filter(|m| m.status == "running")
+            .map(|m| m.id.clone())
+            .collect();
         let mut histories = self.log.histories(&running)?;
         for id in &running {
             let h = histories.remove(id).unwrap_or_default();
             if let Some(m) = lobby.matches.get_mut(id) {
-                self.spawn(m, Begin::Recover(h.lines, h.acks))
-                    .map_err(|(_, _, m)| m)?;
+                let begin = m.begin_from(h);
+                self.spawn(m, begin).map_err(|(_, _, m)| m)?;
             }
         }
+        // A match whose last seat was taken just before a crash.
+        for m in lobby.matches.values_mut().filter(|m| m.status == "open") {
+            self.start_if_full(m).map_err(|(_, _, m)| m)?;
+        }
         Ok(running.len())
+    }
+
+    /// A match as its row holds it (`None`: a game this server does not
+    /// serve now).
+    fn match_from_row(&self, row: MatchRow) -> Result<Option<Match>, String> {
+        let Some(game) = self.games.get(&row.game_id).cloned() else {
+            tracing::warn!(room = %row.id, "match of game {:?}, which this server does not serve: left alone", row.game_id);
+            return Ok(None);
+        };
+        let mut header: Value = serde_json::from_str(&row.header)
+            .map_err(|e| format!("match {}: its header: {e}", row.id))?;
+        let designer = header
+            .get("designer")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if let Some(o) = header.as_object_mut() {
+            o.remove("designer");
+        }
+        let seats: Vec<Value> = serde_json::from_str(&row.seats)
+            .map_err(|e| format!("match {}: its seats: {e}", row.id))?;
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let flag = |v: &Value, k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let seats = seats
+            .iter()
+            .map(|v| Seat {
+                seat: text(v, "seat").unwrap_or_default(),
+                player_id: text(v, "playerId").unwrap_or_default(),
+                name: text(v, "name"),
+                bot: flag(v, "bot"),
+                taken: flag(v, "taken"),
+            })
+            .collect();
+        let status = match row.status.as_str() {
+            "running" => "running",
+            "finished" => "finished",
+            _ => "open",
+        };
+        Ok(Some(Match {
+            id: row.id,
+            game,
+            header,
+            seats,
+            status,
+            result: row.result.and_then(|r| serde_json::from_str(&r).ok()),
+            designer,
+            stopped: false,
+            created_ms: row.created_ms,
+            handle: None,
+        }))
     }
 }

@@ -43,6 +43,8 @@ pub struct Options {
     pub max_inputs_per_match: u64,
     /// Longest long poll (ms).
     pub long_poll_max_ms: u64,
+    /// How long a connection may take to send a request's head (ms).
+    pub header_timeout_ms: u64,
 }
 
 impl Default for Options {
@@ -61,6 +63,7 @@ impl Default for Options {
             room_threads: 2,
             max_inputs_per_match: 100_000,
             long_poll_max_ms: 30_000,
+            header_timeout_ms: 10_000,
         }
     }
 }

@@ -132,6 +132,8 @@ struct Live {
     streams: HashMap<String, usize>,
     grace: BTreeMap<String, Instant>,
     finished: bool,
+    /// When the room last got a command.
+    idle_since: Instant,
 }
 
 /// Runs a room until its channel closes or its log fails.
@@ -142,10 +144,11 @@ pub async fn run(
     mut rx: mpsc::Receiver<Cmd>,
 ) {
     let id = spec.match_id.clone();
-    let mut live = match Live::build(spec, hub, feed.clone()).await {
+    let mut live = match Live::build(spec, hub.clone(), feed.clone()).await {
         Ok(l) => l,
         Err(e) => {
             tracing::error!(room = %id, "room not started: {e}");
+            hub.stopped(&id);
             feed.stop();
             return;
         }
@@ -156,12 +159,25 @@ pub async fn run(
             c = rx.recv() => match c { Some(c) => Some(c), None => break },
             () = sleep_until(wake) => None,
         };
+        // A finished room nobody asked anything for a while lets its
+        // memory go; the hub loads it again from the log when asked.
+        if cmd.is_none()
+            && live.finished
+            && wake.is_some_and(|w| w <= Instant::now())
+            && live.idle_since.elapsed() >= FINISHED_IDLE
+        {
+            break;
+        }
+        if cmd.is_some() {
+            live.idle_since = Instant::now();
+        }
         let result = match cmd {
             Some(c) => live.handle(c).await,
             None => live.wake().await,
         };
         if let Err(e) = result {
             tracing::error!(room = %live.id, "room stopped: {e}");
+            live.hub.stopped(&live.id);
             live.feed.stop();
             break;
         }
@@ -224,6 +240,7 @@ impl Live {
             streams: HashMap::new(),
             grace: BTreeMap::new(),
             finished: false,
+            idle_since: Instant::now(),
         };
         live.room.keep_events();
         match spec.begin {
@@ -303,12 +320,24 @@ impl Live {
     }
 
     fn next_wake(&self) -> Option<Instant> {
+        if self.finished {
+            return Some(self.idle_since + FINISHED_IDLE);
+        }
+        if self.full() {
+            return None;
+        }
         let due = self.room.next_due().map(|at| self.instant_of(at));
         let grace = self.grace.values().min().copied();
         match (due, grace) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Whether the match has logged its most inputs: nothing more enters
+    /// it (no action, timer, expiry, bot move or disconnect).
+    fn full(&self) -> bool {
+        self.next_line >= self.limits.max_lines
     }
 
     fn tick(&self) -> Tick {
@@ -366,7 +395,7 @@ impl Live {
                 Answer::Reused
             });
         }
-        if self.next_line >= self.limits.max_lines {
+        if self.full() {
             return Ok(Answer::Unavailable(
                 "match_full",
                 format!(
@@ -423,6 +452,9 @@ impl Live {
 
     /// Timers, match expiries and disconnect graces that are due.
     async fn wake(&mut self) -> Result<(), String> {
+        if self.finished || self.full() {
+            return Ok(());
+        }
         let now = Instant::now();
         let lapsed: Vec<String> = self
             .grace
@@ -466,6 +498,9 @@ impl Live {
             return Ok(());
         }
         for _ in 0..BOT_RUN_MAX {
+            if self.full() {
+                return Ok(());
+            }
             let Some(seat) = bots.iter().find(|s| self.acting(s)).cloned() else {
                 return Ok(());
             };
@@ -574,6 +609,9 @@ impl Live {
         Ok(())
     }
 }
+
+/// How long a finished room stays loaded with no command for it.
+const FINISHED_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Most bot moves in a row before the room looks at its channel again.
 const BOT_RUN_MAX: usize = 1000;
