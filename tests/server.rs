@@ -219,6 +219,19 @@ fn a_token_acts_only_for_its_own_seat_in_its_own_match() {
     );
 }
 
+/// A designer's match of rock-paper-scissors made with `body`; its id.
+fn designer_match(addr: &str, body: &Value) -> String {
+    let made = request(
+        addr,
+        "POST",
+        "/games/rock-paper-scissors/matches",
+        None,
+        Some(body.to_string().as_bytes()),
+    );
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    made.json()["matchId"].as_str().expect("id").to_owned()
+}
+
 /// The RPS match config with a short decision limit.
 fn short_decisions(ms: u64) -> Value {
     let game: Value =
@@ -237,19 +250,10 @@ fn short_decisions(ms: u64) -> Value {
 fn a_late_action_after_a_decision_expiry_meets_the_safe_default_first() {
     let data = scratch("server-late");
     let server = Server::start(&[rps()], &data.join("d"), &[]);
-    let made = request(
+    let match_id = designer_match(
         &server.addr,
-        "POST",
-        "/games/rock-paper-scissors/matches",
-        None,
-        Some(
-            json!({"seed": 7, "match": short_decisions(200)})
-                .to_string()
-                .as_bytes(),
-        ),
+        &json!({"seed": 7, "match": short_decisions(200)}),
     );
-    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
-    let match_id = made.json()["matchId"].as_str().expect("id").to_owned();
     let mut ann = Client::join(&server.addr, &match_id, "ann");
     let mut bob = Client::join(&server.addr, &match_id, "bob");
     let obs = bob.observe(None);
@@ -496,15 +500,7 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
 fn a_designers_match_is_joined_by_id_only() {
     let data = scratch("server-designer");
     let server = Server::start(&[rps()], &data.join("d"), &[]);
-    let made = request(
-        &server.addr,
-        "POST",
-        "/games/rock-paper-scissors/matches",
-        None,
-        Some(json!({"seed": 3, "bots": ["b"]}).to_string().as_bytes()),
-    );
-    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
-    let id = made.json()["matchId"].as_str().expect("id").to_owned();
+    let id = designer_match(&server.addr, &json!({"seed": 3, "bots": ["b"]}));
     let stranger = Client::enqueue(&server.addr, "rock-paper-scissors", "stranger");
     assert_ne!(
         stranger.match_id, id,

@@ -20,6 +20,10 @@ fn add(amount: i64) -> Value {
     json!({"type": "counter.add", "payload": {"entityId": "score_north", "amount": amount}})
 }
 
+/// A request and the refusal it must get: method, path, token, body,
+/// status, code.
+type Case<'a> = (&'a str, &'a str, Option<&'a str>, &'a [u8], u16, &'a str);
+
 /// Asserts a JSON error with this status and code.
 fn refused(r: &serving::Reply, status: u16, code: &str, what: &str) {
     assert_eq!(
@@ -151,91 +155,65 @@ fn every_malformed_request_is_a_json_4xx_and_changes_nothing() {
         Some(&big),
     );
     refused(&enqueue_big, 413, "body_too_large", "a 10 MB enqueue");
-    // Routes and methods that do not exist.
-    refused(
-        &request(&server.addr, "GET", "/nope", None, None),
-        404,
-        "unknown_route",
-        "unknown route",
-    );
-    refused(
-        &request(&server.addr, "GET", "/matches/nope/spectate", None, None),
-        404,
-        "unknown_match",
-        "unknown match",
-    );
-    refused(
-        &request(&server.addr, "POST", "/games/nope/enqueue", None, None),
-        404,
-        "unknown_game",
-        "unknown game",
-    );
-    refused(
-        &request(&server.addr, "DELETE", "/games", None, None),
-        405,
-        "method_not_allowed",
-        "DELETE",
-    );
-    refused(
-        &request(
-            &server.addr,
+    // Routes, methods, queries and lobby bodies that are wrong.
+    let bad_after = format!("/matches/{}/observation?after=x", p1.match_id);
+    let cases: [Case<'_>; 9] = [
+        ("GET", "/nope", None, b"", 404, "unknown_route"),
+        (
+            "GET",
+            "/matches/nope/spectate",
+            None,
+            b"",
+            404,
+            "unknown_match",
+        ),
+        (
+            "POST",
+            "/games/nope/enqueue",
+            None,
+            b"",
+            404,
+            "unknown_game",
+        ),
+        ("DELETE", "/games", None, b"", 405, "method_not_allowed"),
+        (
             "GET",
             "/games/basics/matches?status=lost",
             None,
-            None,
+            b"",
+            400,
+            "invalid_value",
         ),
-        400,
-        "invalid_value",
-        "a bad status",
-    );
-    refused(
-        &request(
-            &server.addr,
-            "GET",
-            &format!("/matches/{}/observation?after=x", p1.match_id),
-            tok,
-            None,
-        ),
-        400,
-        "bad_request",
-        "a bad after",
-    );
-    refused(
-        &request(
-            &server.addr,
+        ("GET", &bad_after, tok, b"", 400, "bad_request"),
+        (
             "POST",
             "/games/basics/enqueue",
             None,
-            Some(b"{\"name\": 3}"),
+            b"{\"name\": 3}",
+            400,
+            "invalid_type",
         ),
-        400,
-        "invalid_type",
-        "a numeric name",
-    );
-    refused(
-        &request(
-            &server.addr,
+        (
             "POST",
             "/games/basics/matches",
             None,
-            Some(b"{\"match\": {\"timing\": 5}}"),
+            b"{\"match\": {\"timing\": 5}}",
+            400,
+            "invalid_match",
         ),
-        400,
-        "invalid_match",
-        "a broken match config",
-    );
-    refused(
-        &request(
-            &server.addr,
+        (
             "POST",
             "/games/basics/matches",
             None,
-            Some(b"{\"seed\": -1}"),
+            b"{\"seed\": -1}",
+            400,
+            "invalid_value",
         ),
-        400,
-        "invalid_value",
-        "a negative seed",
-    );
+    ];
+    for (method, path, token, body, status, code) in cases {
+        let r = request(&server.addr, method, path, token, Some(body));
+        refused(&r, status, code, &format!("{method} {path}"));
+    }
     // None of it reached the room.
     assert_eq!(p1.observe(None)["seq"], seq, "nothing changed");
     assert_eq!(

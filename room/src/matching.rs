@@ -437,24 +437,10 @@ impl Room {
         if self.is_over() {
             return Ok(());
         }
-        let Some(player) = self.kernel.state().seats.get(seat).cloned().flatten() else {
+        let Some(mut a) = self.safe_default_action(seat) else {
             return Ok(());
         };
-        let mut notices = Vec::new();
-        let found = MatchLayer::safe_default(
-            seat,
-            self.kernel.state(),
-            self.scripts.as_deref_mut(),
-            &mut notices,
-        );
-        for n in notices {
-            self.notice(&n);
-        }
-        let Some((ty, payload)) = found else {
-            return Ok(());
-        };
-        let a = json!({"type": ty, "source": {"kind": "player", "playerId": player.to_string()},
-                       "payload": payload, "at": at});
+        a["at"] = json!(at);
         self.submit_safe_json(a, events)
     }
 
