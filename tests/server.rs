@@ -57,6 +57,15 @@ fn two_seats_play_rock_paper_scissors_to_match_over() {
     );
     assert_ne!(ann.seat, bob.seat);
     let match_id = ann.match_id.clone();
+    // Observations read the clocks now, not at the last action.
+    let mut ann = ann;
+    let before = ann.observe(None)["clocks"]["now"].as_i64().expect("now");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let later = ann.observe(None);
+    assert!(
+        later["clocks"]["now"].as_i64().expect("now") >= before + 300,
+        "{later}"
+    );
     let mut seats = [ann, bob];
     let sent = play_out(&mut seats);
     assert!(sent >= 6, "three rounds of two choices: {sent}");
@@ -500,13 +509,35 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
 fn a_designers_match_is_joined_by_id_only() {
     let data = scratch("server-designer");
     let server = Server::start(&[rps()], &data.join("d"), &[]);
-    let id = designer_match(&server.addr, &json!({"seed": 3, "bots": ["b"]}));
+    let id = designer_match(
+        &server.addr,
+        &json!({"seed": 3, "bots": ["b"], "match": {"timing": {"decisionLimitMs": 60000}}}),
+    );
     let stranger = Client::enqueue(&server.addr, "rock-paper-scissors", "stranger");
     assert_ne!(
         stranger.match_id, id,
         "enqueue does not seat anyone in a designer's match"
     );
     let mut me = Client::join(&server.addr, &id, "designer");
+    // The override merged onto the game's config: its phases and their
+    // tools are still there, the decision limit is the designer's.
+    let obs = me.observe(None);
+    assert_eq!(obs["phase"], "choose", "{obs}");
+    let left = obs["clocks"]["seats"]["a"]["decisionMs"]
+        .as_i64()
+        .expect("ms");
+    assert!(
+        left > 10_000,
+        "the designer's 60 s, not the game's 10 s: {obs}"
+    );
+    assert!(
+        obs["legalActions"]
+            .as_array()
+            .expect("legal")
+            .iter()
+            .all(|a| a["type"] == "prompt.respond"),
+        "{obs}"
+    );
     // Against the bot: answer every prompt until the match is over.
     play_out(std::slice::from_mut(&mut me));
     let board = request(
@@ -518,4 +549,69 @@ fn a_designers_match_is_joined_by_id_only() {
     )
     .json();
     assert_eq!(board["standings"], json!([]), "{board}");
+}
+
+/// An attempt's answer carries the events of its sequence the seat sees:
+/// a sensing call's answer reaches a program that never opens a stream.
+#[test]
+fn a_sensing_answer_comes_back_with_the_attempt() {
+    let data = scratch("server-sense");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let _bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    let answer = ann.act(&json!({"type": "match.sense", "payload": {"name": "oracle"}}));
+    assert_eq!(answer["accepted"], true, "{answer}");
+    let events = answer["events"].as_array().expect("events");
+    assert!(
+        events.iter().any(|e| e["type"] == "match.sensed"),
+        "{answer}"
+    );
+}
+
+/// Listings page: `limit`, then `before` the last one's id, until empty.
+#[test]
+fn finished_and_open_matches_page_by_id() {
+    let data = scratch("server-pages");
+    let server = Server::start(&[rps()], &data.join("d"), &[]);
+    let mut made: Vec<String> = (0..5)
+        .map(|i| designer_match(&server.addr, &json!({"seed": i})))
+        .collect();
+    made.reverse();
+    let mut seen = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let q = before
+            .as_ref()
+            .map(|b| format!("&before={b}"))
+            .unwrap_or_default();
+        let page = request(
+            &server.addr,
+            "GET",
+            &format!("/games/rock-paper-scissors/matches?limit=2{q}"),
+            None,
+            None,
+        )
+        .json();
+        let ids: Vec<String> = page
+            .as_array()
+            .expect("page")
+            .iter()
+            .map(|m| m["matchId"].as_str().expect("id").to_owned())
+            .collect();
+        if ids.is_empty() {
+            break;
+        }
+        assert!(ids.len() <= 2);
+        before = ids.last().cloned();
+        seen.extend(ids);
+    }
+    assert_eq!(seen, made, "newest first, each once");
+    let r = request(
+        &server.addr,
+        "GET",
+        "/games/rock-paper-scissors/matches?page=2",
+        None,
+        None,
+    );
+    assert_eq!(r.status, 400, "an unknown parameter is refused");
 }

@@ -429,8 +429,14 @@ async fn create_match(State(app): Shared, Path(game_id): Path<String>, body: Byt
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListQuery {
     status: Option<String>,
+    /// At most this many (1 to 500; 100 when absent).
+    limit: Option<usize>,
+    /// Only matches listed after this one (a page's last `matchId` gives
+    /// the next page).
+    before: Option<String>,
 }
 
 async fn list_matches(
@@ -455,7 +461,14 @@ async fn list_matches(
             ));
         }
     }
-    Ok(json_ok(&Value::Array(app.hub.matches_of(&game_id, status))))
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::new(400, "invalid_value", "limit is 1 to 500"));
+    }
+    let page = app
+        .hub
+        .matches_of(&game_id, status, limit, q.before.as_deref())?;
+    Ok(json_ok(&Value::Array(page)))
 }
 
 async fn leaderboard(State(app): Shared, Path(game_id): Path<String>) -> Answered {
@@ -510,9 +523,14 @@ fn seat_for(
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PollQuery {
     after: Option<u64>,
     wait_ms: Option<u64>,
+    /// The seat token, for clients that cannot set headers (read by
+    /// `token_of`).
+    #[allow(dead_code)]
+    token: Option<String>,
 }
 
 /// Waits until the room has processed a sequence after `after` (or the
@@ -551,12 +569,7 @@ fn unavailable() -> ApiError {
 }
 
 async fn observe(app: &App, handle: &Handle, viewer: Viewer, q: &PollQuery) -> Answered {
-    let wait = Duration::from_millis(
-        q.wait_ms
-            .unwrap_or(app.hub.options.long_poll_max_ms)
-            .min(app.hub.options.long_poll_max_ms),
-    );
-    wait_after(&handle.feed, q.after, wait).await?;
+    wait_after(&handle.feed, q.after, poll_wait(app, q)).await?;
     let (reply, rx) = oneshot::channel();
     handle
         .tx
@@ -574,8 +587,29 @@ async fn observation(
     Query(q): Query<PollQuery>,
 ) -> Answered {
     let (seat, _) = seat_for(&app, &headers, uri.query(), &match_id)?;
-    let handle = app.hub.handle(&match_id)?;
+    let handle = started(&app, &match_id, &q).await?;
     observe(&app, &handle, Viewer::Seat(seat.as_str().into()), &q).await
+}
+
+/// A match's room; with `after` (a long poll), a match still waiting for
+/// players is waited for, up to the poll's time.
+async fn started(app: &App, match_id: &str, q: &PollQuery) -> Result<Handle, ApiError> {
+    let deadline = tokio::time::Instant::now() + poll_wait(app, q);
+    loop {
+        match app.hub.handle(match_id) {
+            Err((409, "not_started", _))
+                if q.after.is_some() && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other.map_err(ApiError::from),
+        }
+    }
+}
+
+fn poll_wait(app: &App, q: &PollQuery) -> Duration {
+    let max = app.hub.options.long_poll_max_ms;
+    Duration::from_millis(q.wait_ms.unwrap_or(max).min(max))
 }
 
 async fn spectate(
@@ -583,7 +617,7 @@ async fn spectate(
     Path(match_id): Path<String>,
     Query(q): Query<PollQuery>,
 ) -> Answered {
-    let handle = app.hub.handle(&match_id)?;
+    let handle = started(&app, &match_id, &q).await?;
     observe(&app, &handle, Viewer::Spectator, &q).await
 }
 
@@ -702,6 +736,7 @@ async fn submit(
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StreamQuery {
     after: Option<u64>,
     #[allow(dead_code)]

@@ -229,6 +229,27 @@ pub fn digest(token: &str) -> String {
     blake3::hash(token.as_bytes()).to_hex().to_string()
 }
 
+/// RFC 7396: `patch`'s objects merge into `target`'s, its `null`s remove
+/// keys, anything else replaces.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Value::Object(t) = target {
+        for (k, v) in p {
+            if v.is_null() {
+                t.remove(k);
+            } else {
+                merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+    }
+}
+
 fn unknown(match_id: &str) -> Refusal {
     (404, "unknown_match", format!("no match {match_id:?} here"))
 }
@@ -459,7 +480,17 @@ impl Hub {
         }
         let mut header = json!({"game": game.package.dir.display().to_string(), "gameId": game.id,
                                 "seed": create.seed.unwrap_or_else(random_seed)});
-        if let Some(config) = create.config {
+        if let Some(over) = create.config {
+            // Overrides on the game's own config (a JSON merge patch:
+            // objects merge, `null` removes a key), so a designer changes
+            // one limit without dropping the game's phases or resources.
+            let mut config = game
+                .package
+                .json
+                .get("match")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            merge_patch(&mut config, &over);
             package::match_config_from(&config, "match", Path::new("match"))
                 .map_err(|e| (400, "invalid_match", e.to_string()))?;
             header["match"] = config;
@@ -727,19 +758,45 @@ impl Hub {
             .map(Match::summary)
     }
 
-    /// A game's matches, newest first, with a status when given.
-    pub fn matches_of(&self, game_id: &str, status: Option<&str>) -> Vec<Value> {
+    /// A game's matches, newest first, with a status when given, at most
+    /// `limit`, those listed after the match `before` when given.
+    ///
+    /// # Errors
+    /// `before` names no match of the game.
+    pub fn matches_of(
+        &self,
+        game_id: &str,
+        status: Option<&str>,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Vec<Value>, Refusal> {
         let lobby = locked(&self.lobby);
+        let key = |m: &Match| (m.created_ms, m.id.clone());
+        let cursor = match before {
+            None => None,
+            Some(id) => Some(
+                lobby
+                    .matches
+                    .get(id)
+                    .filter(|m| m.game.id == game_id)
+                    .map(key)
+                    .ok_or_else(|| {
+                        (
+                            400,
+                            "invalid_value",
+                            format!("before: no match {id:?} of this game"),
+                        )
+                    })?,
+            ),
+        };
         let mut list: Vec<&Match> = lobby
             .matches
             .values()
             .filter(|m| m.game.id == game_id && status.is_none_or(|s| s == m.status))
+            .filter(|m| cursor.as_ref().is_none_or(|c| key(m) < *c))
             .collect();
-        list.sort_by_key(|m| std::cmp::Reverse(m.created_ms));
-        list.into_iter()
-            .take(LIST_MAX)
-            .map(Match::summary)
-            .collect()
+        list.sort_by_key(|m| std::cmp::Reverse(key(m)));
+        Ok(list.into_iter().take(limit).map(Match::summary).collect())
     }
 
     /// A game's leaderboard over its finished matches: per name, matches,
@@ -768,14 +825,13 @@ impl Hub {
 /// How long a designer's match nobody joined is kept (ms).
 const UNJOINED_MS: i64 = 10 * 60 * 1000;
 
-/// Most matches a listing shows.
-const LIST_MAX: usize = 200;
-
 fn standings(m: &Match, rows: &mut BTreeMap<String, [u64; 5]>) {
-    let name = |s: &Seat| s.name.clone().unwrap_or_else(|| s.player_id.clone());
     let scores = m.result.as_ref().and_then(|r| r.get("scores"));
-    for s in &m.seats {
-        let row = rows.entry(name(s)).or_default();
+    // Ranked: players who gave a name (bots and nameless players play,
+    // and count for the others, but have no row).
+    for s in m.seats.iter().filter(|s| !s.bot) {
+        let Some(name) = &s.name else { continue };
+        let row = rows.entry(name.clone()).or_default();
         row[0] += 1;
         let Some(scores) = scores else {
             row[4] += 1;

@@ -361,6 +361,7 @@ impl Live {
                 self.bots().await?;
             }
             Cmd::Observe { viewer, reply } => {
+                self.catch_up().await?;
                 let _ = reply.send(self.room.observation(&viewer));
             }
             Cmd::StreamOpened(seat) => {
@@ -428,26 +429,48 @@ impl Live {
         Ok(Answer::Done(answer))
     }
 
-    /// The answer to the attempt that took sequence `seq`: accepted, or
-    /// its rejection as the seat sees it.
+    /// The answer to the attempt that took sequence `seq`: accepted or
+    /// rejected (its code and message as the seat sees them), with the
+    /// events of that sequence the seat sees (a sensing call's answer
+    /// among them).
     fn verdict(&self, seat: &str, seq: u64) -> String {
         let viewer = Viewer::Seat(seat.into());
         let state = self.room.kernel().state();
-        for e in self.room.peek_events() {
-            if e.seq == seq && matches!(e.kind, EventKind::ActionRejected { .. }) {
-                let mut line = String::new();
-                if state.write_event_for(e, &viewer, &mut line) {
-                    if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                        return json!({"accepted": false, "seq": seq,
-                                      "code": v["data"]["code"], "message": v["data"]["message"]})
-                        .to_string();
-                    }
-                }
-                return json!({"accepted": false, "seq": seq, "code": "rejected", "message": "rejected"})
-                    .to_string();
+        let mut events = Vec::new();
+        let mut rejected = None;
+        let mut line = String::new();
+        for e in self.room.peek_events().iter().filter(|e| e.seq == seq) {
+            line.clear();
+            if !state.write_event_for(e, &viewer, &mut line) {
+                continue;
             }
+            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if matches!(e.kind, EventKind::ActionRejected { .. }) && rejected.is_none() {
+                rejected = Some((v["data"]["code"].clone(), v["data"]["message"].clone()));
+            }
+            events.push(v);
         }
-        json!({"accepted": true, "seq": seq}).to_string()
+        match rejected {
+            Some((code, message)) => json!({"accepted": false, "seq": seq, "code": code,
+                                            "message": message, "events": events}),
+            None => json!({"accepted": true, "seq": seq, "events": events}),
+        }
+        .to_string()
+    }
+
+    /// Brings the room clock to now (what is due fires, and is logged), so
+    /// an observation's clocks are read now, not at the last action.
+    async fn catch_up(&mut self) -> Result<(), String> {
+        let behind = self.now().saturating_sub(self.room.clock());
+        if self.finished || self.full() || behind <= 0 {
+            return Ok(());
+        }
+        let mut sink = std::io::sink();
+        self.room
+            .advance(behind, &mut sink)
+            .map_err(|e| e.to_string())?;
+        self.commit(None).await?;
+        self.bots().await
     }
 
     /// Timers, match expiries and disconnect graces that are due.
