@@ -520,7 +520,14 @@ impl Room {
     /// Observations): `{seq, seat, phase, participation, clocks,
     /// resources, view, legalActions, result}`.
     pub fn observation(&mut self, viewer: &Viewer) -> Value {
-        let now = self.clock;
+        self.observation_at(viewer, self.clock)
+    }
+
+    /// [`Room::observation`] with its clocks read at `now` (a room run in
+    /// real time, whose clock stands at its last input): a running clock
+    /// shows what is left of it then. The room's own clock does not move.
+    pub fn observation_at(&mut self, viewer: &Viewer, now: i64) -> Value {
+        let now = now.max(self.clock);
         let mut doc = match_parts(self.matchup.as_deref(), self.kernel.state(), viewer, now);
         let view = self.observe(viewer).to_json();
         doc.insert("view".into(), view);

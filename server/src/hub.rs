@@ -433,13 +433,13 @@ impl Hub {
         )
     }
 
-    /// Matches that count against the room limit: open, running, or
-    /// finished with their room loaded.
+    /// Matches that count against the room limit: open or running
+    /// (finished ones loaded again have a limit of their own).
     fn in_use(lobby: &Lobby) -> usize {
         lobby
             .matches
             .values()
-            .filter(|m| m.status != "finished" || m.live_handle().is_some())
+            .filter(|m| m.status != "finished")
             .count()
     }
 
@@ -671,36 +671,8 @@ impl Hub {
     /// # Errors
     /// No such match, or it has not started.
     pub fn handle(&self, match_id: &str) -> Result<Handle, Refusal> {
-        {
-            let lobby = locked(&self.lobby);
-            let m = lobby
-                .matches
-                .get(match_id)
-                .ok_or_else(|| unknown(match_id))?;
-            if let Some(h) = m.live_handle() {
-                return Ok(h);
-            }
-            if m.stopped {
-                return Err((
-                    503,
-                    "room_unavailable",
-                    "this room stopped (the server's log says why); it is recovered when the server starts again".to_owned(),
-                ));
-            }
-            if m.status == "open" {
-                return Err((
-                    409,
-                    "not_started",
-                    "this match waits for players".to_owned(),
-                ));
-            }
-            if Self::in_use(&lobby) >= self.options.max_rooms {
-                return Err((
-                    503,
-                    "room_limit",
-                    "too many rooms are loaded; try again in a minute".to_owned(),
-                ));
-            }
+        if let Some(h) = self.loadable(&locked(&self.lobby), match_id)? {
+            return Ok(h);
         }
         // The log is read outside the lobby's lock: with no index per
         // match, reading one match's lines scans it.
@@ -710,16 +682,56 @@ impl Hub {
             .map_err(|e| (500, "store", e))?;
         let history = all.remove(match_id).unwrap_or_default();
         let mut lobby = locked(&self.lobby);
+        // Things may have changed meanwhile: loaded, stopped, the limit.
+        if let Some(h) = self.loadable(&lobby, match_id)? {
+            return Ok(h);
+        }
         let m = lobby
             .matches
             .get_mut(match_id)
             .ok_or_else(|| unknown(match_id))?;
-        // Someone else may have loaded it meanwhile.
-        if let Some(h) = m.live_handle() {
-            return Ok(h);
-        }
         let begin = m.begin_from(history);
         self.spawn(m, begin)
+    }
+
+    /// A match's running room, or `None` when it may be loaded from the
+    /// log; refused when it is unknown, stopped, waiting for players, or
+    /// finished with too many finished rooms loaded.
+    fn loadable(&self, lobby: &Lobby, match_id: &str) -> Result<Option<Handle>, Refusal> {
+        let m = lobby
+            .matches
+            .get(match_id)
+            .ok_or_else(|| unknown(match_id))?;
+        if let Some(h) = m.live_handle() {
+            return Ok(Some(h));
+        }
+        if m.stopped {
+            return Err((
+                503,
+                "room_unavailable",
+                "this room stopped (the server's log says why); it is recovered when the server starts again".to_owned(),
+            ));
+        }
+        if m.status == "open" {
+            return Err((
+                409,
+                "not_started",
+                "this match waits for players".to_owned(),
+            ));
+        }
+        let finished_loaded = lobby
+            .matches
+            .values()
+            .filter(|m| m.status == "finished" && m.live_handle().is_some())
+            .count();
+        if m.status == "finished" && finished_loaded >= self.options.max_rooms {
+            return Err((
+                503,
+                "room_limit",
+                "too many finished matches are loaded; try again in a minute".to_owned(),
+            ));
+        }
+        Ok(None)
     }
 
     /// Marks a match's room stopped (its log failed, or it did not replay):

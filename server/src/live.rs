@@ -166,6 +166,13 @@ pub async fn run(
             && wake.is_some_and(|w| w <= Instant::now())
             && live.idle_since.elapsed() >= FINISHED_IDLE
         {
+            // Take no more commands, but answer those already queued.
+            rx.close();
+            while let Some(c) = rx.recv().await {
+                if live.handle(c).await.is_err() {
+                    break;
+                }
+            }
             break;
         }
         if cmd.is_some() {
@@ -362,7 +369,8 @@ impl Live {
             }
             Cmd::Observe { viewer, reply } => {
                 self.catch_up().await?;
-                let _ = reply.send(self.room.observation(&viewer));
+                let now = self.now();
+                let _ = reply.send(self.room.observation_at(&viewer, now));
             }
             Cmd::StreamOpened(seat) => {
                 *self.streams.entry(seat.clone()).or_default() += 1;
@@ -458,19 +466,24 @@ impl Live {
         .to_string()
     }
 
-    /// Brings the room clock to now (what is due fires, and is logged), so
-    /// an observation's clocks are read now, not at the last action.
+    /// Fires what is due by now (logged, as a wake would), so an
+    /// observation never shows an expiry that should have happened. The
+    /// room clock moves only with logged inputs: a replay reaches the same
+    /// clock at every line.
     async fn catch_up(&mut self) -> Result<(), String> {
-        let behind = self.now().saturating_sub(self.room.clock());
-        if self.finished || self.full() || behind <= 0 {
+        if self.finished || self.full() {
             return Ok(());
         }
-        let mut sink = std::io::sink();
-        self.room
-            .advance(behind, &mut sink)
-            .map_err(|e| e.to_string())?;
-        self.commit(None).await?;
-        self.bots().await
+        if self.room.next_due().is_some_and(|at| at <= self.now()) {
+            let mut sink = std::io::sink();
+            let now = self.now();
+            self.room
+                .fire_due(Some(now.saturating_add(1)), &mut sink)
+                .map_err(|e| e.to_string())?;
+            self.commit(None).await?;
+            self.bots().await?;
+        }
+        Ok(())
     }
 
     /// Timers, match expiries and disconnect graces that are due.
