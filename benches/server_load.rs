@@ -30,6 +30,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+#[path = "../tests/common/tally.rs"]
+mod tally;
+use tally::tally_game;
+
 /// Most actions one client sends in a phase (a bound besides the time).
 const PER_CLIENT_MAX: usize = 1_000_000;
 
@@ -100,17 +104,6 @@ struct Seat {
     match_id: String,
     seat: String,
     token: String,
-}
-
-fn tally_game(dir: &std::path::Path) -> std::path::PathBuf {
-    let game = dir.join("tally");
-    std::fs::create_dir_all(&game).expect("dir");
-    let counter = |id: &str| json!({"id": id, "components": {"counter": {"value": 0}}});
-    let manifest = json!({"id": "tally", "name": "Tally", "version": "1.0.0", "kernelVersion": 1,
-                          "seats": ["north", "south"],
-                          "entities": [counter("score_north"), counter("score_south")]});
-    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
-    game
 }
 
 /// What one client measured: latencies (µs) of acknowledged actions.

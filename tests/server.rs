@@ -10,7 +10,7 @@ mod serving;
 
 use common::{root, scratch};
 use serde_json::{json, Value};
-use serving::{request, Client, Server};
+use serving::{get_json, request, Client, Server};
 
 fn rps() -> std::path::PathBuf {
     root().join("examples/rock-paper-scissors")
@@ -90,14 +90,7 @@ fn two_seats_play_rock_paper_scissors_to_match_over() {
     .json();
     assert_eq!(finished[0]["matchId"], json!(match_id));
     assert_eq!(finished[0]["result"]["status"], "match_over");
-    let board = request(
-        &server.addr,
-        "GET",
-        "/games/rock-paper-scissors/leaderboard",
-        None,
-        None,
-    )
-    .json();
+    let board = get_json(&server.addr, "/games/rock-paper-scissors/leaderboard");
     let names: Vec<&str> = board["standings"]
         .as_array()
         .expect("standings")
@@ -542,14 +535,7 @@ fn a_designers_match_is_joined_by_id_only() {
     );
     // Against the bot: answer every prompt until the match is over.
     play_out(std::slice::from_mut(&mut me));
-    let board = request(
-        &server.addr,
-        "GET",
-        "/games/rock-paper-scissors/leaderboard",
-        None,
-        None,
-    )
-    .json();
+    let board = get_json(&server.addr, "/games/rock-paper-scissors/leaderboard");
     assert_eq!(board["standings"], json!([]), "{board}");
 }
 

@@ -7,6 +7,8 @@
 mod common;
 #[path = "common/serving.rs"]
 mod serving;
+#[path = "common/tally.rs"]
+mod tally;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -64,13 +66,7 @@ fn kill_9_mid_play_loses_no_acknowledged_action() {
     let data = scratch("server-fault");
     let dir = data.join("d");
     // The counters of examples/basics, without their ceiling.
-    let game = data.join("tally");
-    std::fs::create_dir_all(&game).expect("dir");
-    let counter = |id: &str| json!({"id": id, "components": {"counter": {"value": 0}}});
-    let manifest = json!({"id": "tally", "name": "Tally", "version": "1.0.0", "kernelVersion": 1,
-                          "seats": ["north", "south"],
-                          "entities": [counter("score_north"), counter("score_south")]});
-    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    let game = tally::tally_game(&data);
     let games = [game];
     let mut server = Server::start(&games, &dir, &["--rate", "100000", "--burst", "100000"]);
     let mut seats = Vec::new();

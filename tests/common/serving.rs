@@ -157,6 +157,18 @@ pub fn request(
         .unwrap_or_else(|| panic!("{method} {path}: no answer from {addr}"))
 }
 
+/// `GET path`, answered 200 with JSON.
+pub fn get_json(addr: &str, path: &str) -> Value {
+    let r = request(addr, "GET", path, None, None);
+    assert_eq!(
+        r.status,
+        200,
+        "GET {path}: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    r.json()
+}
+
 /// A seat (or a spectator, without a token) that keeps every byte the
 /// server sent it.
 #[derive(Clone)]
