@@ -457,13 +457,7 @@ impl Room {
         mut action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        if self.reach(action.get("at").and_then(Value::as_i64), events)? {
-            if let Some(obj) = action.as_object_mut() {
-                if !obj.contains_key("at") {
-                    obj.insert("at".into(), json!(self.clock));
-                }
-            }
-        }
+        self.stamp(&mut action, events)?;
         if self.matchup.is_some() {
             return self.submit_match_json(action, events);
         }
@@ -484,14 +478,24 @@ impl Room {
         mut action: Value,
         events: &mut dyn Write,
     ) -> std::io::Result<u64> {
-        if self.reach(action.get("at").and_then(Value::as_i64), events)? {
-            if let Some(obj) = action.as_object_mut() {
-                obj.insert("at".into(), json!(self.clock));
-            }
-        }
+        self.stamp(&mut action, events)?;
         let seq = self.kernel.state().sequence;
         self.submit_json(action, events)?;
         Ok(seq)
+    }
+
+    /// Brings the room clock to an action's `at` (firing what is due before
+    /// it), or stamps the action with the clock when it has none (an `at`
+    /// that is not an integer stays, for the kernel to refuse).
+    fn stamp(&mut self, action: &mut Value, events: &mut dyn Write) -> std::io::Result<()> {
+        if self.reach(action.get("at").and_then(Value::as_i64), events)? {
+            if let Some(obj) = action.as_object_mut() {
+                if !obj.contains_key("at") {
+                    obj.insert("at".into(), json!(self.clock));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// When the room next has something to do on its own: the earliest

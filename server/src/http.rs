@@ -218,8 +218,8 @@ fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
 /// (no token, or one the server never gave) shares its peer address's.
 async fn rate_limit(State(app): Shared, req: Request, next: Next) -> Response {
     let key = token_of(req.headers(), req.uri().query())
-        .filter(|t| app.hub.token(t).is_some())
-        .map(|t| crate::hub::digest(&t))
+        .and_then(|t| app.hub.token(&t))
+        .map(|h| h.digest)
         .unwrap_or_else(|| {
             let peer = req
                 .extensions()
@@ -280,11 +280,7 @@ async fn games(State(app): Shared) -> Response {
 }
 
 async fn game(State(app): Shared, Path(game_id): Path<String>) -> Answered {
-    let g =
-        app.hub.games.get(&game_id).ok_or_else(|| {
-            ApiError::new(404, "unknown_game", format!("no game {game_id:?} here"))
-        })?;
-    Ok(json_ok(&g.manifest))
+    Ok(json_ok(&app.hub.game(&game_id)?.manifest))
 }
 
 /// A request body: a JSON object with only these keys (an empty body is
@@ -342,15 +338,21 @@ fn flag(m: &Map<String, Value>, key: &str) -> Result<bool, ApiError> {
     }
 }
 
-/// Waits for the writes a new seat needs, then hands out its token.
-async fn joined(j: crate::hub::Joined) -> Answered {
-    for d in j.durable {
+/// Waits until the lobby's writes are durable.
+async fn durable(receipts: crate::hub::Receipts) -> Result<(), ApiError> {
+    for d in receipts {
         match d.await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(ApiError::new(500, "store", e)),
             Err(_) => return Err(ApiError::new(503, "store", "the room log stopped")),
         }
     }
+    Ok(())
+}
+
+/// Waits for the writes a new seat needs, then hands out its token.
+async fn joined(j: crate::hub::Joined) -> Answered {
+    durable(j.durable).await?;
     Ok(json_ok(
         &json!({"matchId": j.match_id, "seat": j.seat, "playerId": j.player_id, "token": j.token}),
     ))
@@ -400,31 +402,18 @@ async fn create_match(State(app): Shared, Path(game_id): Path<String>, body: Byt
     };
     let bots = match m.get("bots") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|s| s.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()
+        Some(v) => v
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .map(|s| s.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            })
             .ok_or_else(|| ApiError::new(400, "invalid_type", "bots must be a list of seat ids"))?,
-        Some(_) => {
-            return Err(ApiError::new(
-                400,
-                "invalid_type",
-                "bots must be a list of seat ids",
-            ))
-        }
     };
-    let create = Create {
-        seed,
-        config,
-        bots,
-        designer: true,
-    };
-    let (summary, durable) = app.hub.create(&game_id, create)?;
-    for d in durable {
-        if !matches!(d.await, Ok(Ok(()))) {
-            return Err(ApiError::new(500, "store", "the match could not be stored"));
-        }
-    }
+    let create = Create { seed, config, bots };
+    let (summary, receipts) = app.hub.create(&game_id, create)?;
+    durable(receipts).await?;
     Ok(json_text(StatusCode::CREATED, summary.to_string()))
 }
 
@@ -444,13 +433,7 @@ async fn list_matches(
     Path(game_id): Path<String>,
     Query(q): Query<ListQuery>,
 ) -> Answered {
-    if !app.hub.games.contains_key(&game_id) {
-        return Err(ApiError::new(
-            404,
-            "unknown_game",
-            format!("no game {game_id:?} here"),
-        ));
-    }
+    app.hub.game(&game_id)?;
     let status = q.status.as_deref();
     if let Some(s) = status {
         if !["open", "running", "finished"].contains(&s) {
@@ -472,13 +455,7 @@ async fn list_matches(
 }
 
 async fn leaderboard(State(app): Shared, Path(game_id): Path<String>) -> Answered {
-    if !app.hub.games.contains_key(&game_id) {
-        return Err(ApiError::new(
-            404,
-            "unknown_game",
-            format!("no game {game_id:?} here"),
-        ));
-    }
+    app.hub.game(&game_id)?;
     Ok(json_ok(
         &json!({"gameId": game_id, "standings": app.hub.leaderboard(&game_id)}),
     ))
@@ -505,21 +482,21 @@ fn seat_for(
             "send the seat token as `Authorization: Bearer <token>`",
         )
     })?;
-    let (m, seat) = app.hub.token(&token).ok_or_else(|| {
+    let holder = app.hub.token(&token).ok_or_else(|| {
         ApiError::new(
             401,
             "unknown_token",
             "this token is not one the server gave",
         )
     })?;
-    if m != match_id {
+    if holder.match_id != match_id {
         return Err(ApiError::new(
             403,
             "wrong_match",
             "this token is for another match",
         ));
     }
-    Ok((seat, crate::hub::digest(&token)))
+    Ok((holder.seat, holder.digest))
 }
 
 #[derive(serde::Deserialize)]
@@ -784,6 +761,33 @@ struct StreamState {
     _guard: Option<StreamGuard>,
 }
 
+impl StreamState {
+    /// A stream of `viewer`'s feed from after the request's last id.
+    fn new(
+        handle: &Handle,
+        viewer: String,
+        headers: &HeaderMap,
+        q: &StreamQuery,
+        guard: Option<StreamGuard>,
+    ) -> StreamState {
+        StreamState {
+            rx: handle.feed.watch(),
+            feed: handle.feed.clone(),
+            viewer,
+            cursor: last_event_id(headers, q.after),
+            pending: VecDeque::new(),
+            ended: false,
+            _guard: guard,
+        }
+    }
+
+    fn into_response(self) -> Response {
+        Sse::new(feed_stream(self))
+            .keep_alive(KeepAlive::default())
+            .into_response()
+    }
+}
+
 /// The stream's messages: one per sequence the viewer sees something of
 /// (`id:` the sequence, `data:` its events as JSON lines), then `over`
 /// once the match has a result and everything before it went out.
@@ -871,18 +875,7 @@ async fn events(
         .send(Cmd::StreamOpened(seat.clone()))
         .await
         .map_err(|_| unavailable())?;
-    let st = StreamState {
-        rx: handle.feed.watch(),
-        feed: handle.feed.clone(),
-        viewer: seat,
-        cursor: last_event_id(&headers, q.after),
-        pending: VecDeque::new(),
-        ended: false,
-        _guard: Some(guard),
-    };
-    Ok(Sse::new(feed_stream(st))
-        .keep_alive(KeepAlive::default())
-        .into_response())
+    Ok(StreamState::new(&handle, seat, &headers, &q, Some(guard)).into_response())
 }
 
 async fn spectate_events(
@@ -892,16 +885,6 @@ async fn spectate_events(
     Query(q): Query<StreamQuery>,
 ) -> Answered {
     let handle = app.hub.handle(&match_id)?;
-    let st = StreamState {
-        rx: handle.feed.watch(),
-        feed: handle.feed.clone(),
-        viewer: SPECTATOR.to_owned(),
-        cursor: last_event_id(&headers, q.after),
-        pending: VecDeque::new(),
-        ended: false,
-        _guard: None,
-    };
-    Ok(Sse::new(feed_stream(st))
-        .keep_alive(KeepAlive::default())
-        .into_response())
+    let viewer = SPECTATOR.to_owned();
+    Ok(StreamState::new(&handle, viewer, &headers, &q, None).into_response())
 }

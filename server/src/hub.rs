@@ -382,6 +382,16 @@ fn room_thread(mut rx: mpsc::UnboundedReceiver<Work>) {
     });
 }
 
+/// Who holds a seat token.
+pub struct Holder {
+    /// The match.
+    pub match_id: String,
+    /// The seat.
+    pub seat: String,
+    /// The token's digest.
+    pub digest: String,
+}
+
 /// How a seat asks to join.
 #[derive(Default)]
 pub struct JoinRequest {
@@ -396,16 +406,18 @@ pub struct JoinRequest {
 pub struct Create {
     /// The seed (random when absent).
     pub seed: Option<u64>,
-    /// The match config replacing the game's.
+    /// Changes to the game's match config (a JSON merge patch).
     pub config: Option<Value>,
     /// Seats built-in bots play.
     pub bots: Vec<String>,
-    /// A designer's match (else one `enqueue` made).
-    pub designer: bool,
 }
 
 impl Hub {
-    fn game(&self, id: &str) -> Result<Arc<Game>, Refusal> {
+    /// A game the server offers.
+    ///
+    /// # Errors
+    /// No such game here (404).
+    pub fn game(&self, id: &str) -> Result<Arc<Game>, Refusal> {
         self.games
             .get(id)
             .cloned()
@@ -454,12 +466,14 @@ impl Hub {
     }
 
     /// Makes a match (not yet started): checks its config, fills its bot
-    /// seats, keeps it durably.
+    /// seats, keeps it durably. A designer's match is one `create` made
+    /// (else `enqueue`).
     fn make(
         &self,
         lobby: &mut Lobby,
         game: Arc<Game>,
         create: Create,
+        designer: bool,
     ) -> Result<(String, Receipts), Refusal> {
         Self::purge(lobby);
         if Self::in_use(lobby) >= self.options.max_rooms {
@@ -467,7 +481,7 @@ impl Hub {
                 503,
                 "room_limit",
                 format!(
-                    "this server holds at most {} open, running or loaded matches",
+                    "this server holds at most {} open or running matches",
                     self.options.max_rooms
                 ),
             ));
@@ -514,7 +528,7 @@ impl Hub {
             header,
             status: "open",
             result: None,
-            designer: create.designer,
+            designer,
             stopped: false,
             created_ms: now_ms(),
             handle: None,
@@ -531,7 +545,7 @@ impl Hub {
     pub fn create(&self, game_id: &str, create: Create) -> Result<(Value, Receipts), Refusal> {
         let game = self.game(game_id)?;
         let mut lobby = locked(&self.lobby);
-        let (id, mut durable) = self.make(&mut lobby, game, create)?;
+        let (id, mut durable) = self.make(&mut lobby, game, create, true)?;
         let m = lobby
             .matches
             .get_mut(&id)
@@ -569,10 +583,9 @@ impl Hub {
                 };
                 let create = Create {
                     bots: others,
-                    designer: false,
                     ..Create::default()
                 };
-                self.make(&mut lobby, game, create)?
+                self.make(&mut lobby, game, create, false)?
             }
         };
         let mut joined = self.seat_in(&mut lobby, &id, req)?;
@@ -599,7 +612,7 @@ impl Hub {
         let m = lobby
             .matches
             .get_mut(match_id)
-            .ok_or_else(|| (404, "unknown_match", format!("no match {match_id:?} here")))?;
+            .ok_or_else(|| unknown(match_id))?;
         if m.status != "open" {
             return Err((
                 409,
@@ -660,9 +673,16 @@ impl Hub {
         Ok(durable)
     }
 
-    /// The match and seat a token stands for.
-    pub fn token(&self, token: &str) -> Option<(String, String)> {
-        locked(&self.lobby).tokens.get(&digest(token)).cloned()
+    /// The match and seat a token stands for, with the token's digest
+    /// (what the server keeps of it, and keys its rate bucket).
+    pub fn token(&self, token: &str) -> Option<Holder> {
+        let digest = digest(token);
+        let (match_id, seat) = locked(&self.lobby).tokens.get(&digest).cloned()?;
+        Some(Holder {
+            match_id,
+            seat,
+            digest,
+        })
     }
 
     /// A match's room task, started again from the log for a finished

@@ -68,16 +68,6 @@ impl Default for Options {
     }
 }
 
-impl Options {
-    /// The room tasks' part.
-    pub fn room_limits(&self) -> live::Limits {
-        live::Limits {
-            grace_ms: self.grace_ms,
-            max_lines: self.max_inputs_per_match,
-        }
-    }
-}
-
 /// Loads the games, opens the log, recovers every room, listens, and
 /// serves until interrupted. `ready` is told the address it listens on.
 ///

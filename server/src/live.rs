@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::feed::{Feed, Tick, SPECTATOR};
-use crate::store::{Ack, Entry, RoomLog};
+use crate::store::{Ack, Entry};
 
 /// What a room task is asked to do.
 pub enum Cmd {
@@ -90,16 +90,6 @@ pub struct Spec {
     pub begin: Begin,
 }
 
-/// The room task's settings.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    /// How long a seat whose last stream dropped has before it is
-    /// disconnected (ms).
-    pub grace_ms: u64,
-    /// Most inputs one match may log.
-    pub max_lines: u64,
-}
-
 /// A record sink the room writes into and the task drains.
 pub struct Shared(pub Rc<RefCell<Vec<u8>>>);
 
@@ -117,10 +107,8 @@ struct Live {
     id: String,
     room: Room,
     record: Rc<RefCell<Vec<u8>>>,
-    log: Arc<dyn RoomLog>,
     hub: Arc<crate::hub::Hub>,
     feed: Arc<Feed>,
-    limits: Limits,
     next_line: u64,
     seats: BTreeMap<String, SeatInfo>,
     /// Whose events are published: each seat, then the spectators.
@@ -234,8 +222,6 @@ impl Live {
             id: spec.match_id,
             room,
             record,
-            log: hub.log.clone(),
-            limits: hub.options.room_limits(),
             hub,
             feed,
             next_line: 0,
@@ -344,7 +330,7 @@ impl Live {
     /// Whether the match has logged its most inputs: nothing more enters
     /// it (no action, timer, expiry, bot move or disconnect).
     fn full(&self) -> bool {
-        self.next_line >= self.limits.max_lines
+        self.next_line >= self.hub.options.max_inputs_per_match
     }
 
     fn tick(&self) -> Tick {
@@ -380,8 +366,8 @@ impl Live {
                 let n = self.streams.entry(seat.clone()).or_default();
                 *n = n.saturating_sub(1);
                 if *n == 0 && !self.finished {
-                    let at =
-                        Instant::now() + std::time::Duration::from_millis(self.limits.grace_ms);
+                    let grace = std::time::Duration::from_millis(self.hub.options.grace_ms);
+                    let at = Instant::now() + grace;
                     self.grace.insert(seat, at);
                 }
             }
@@ -409,7 +395,7 @@ impl Live {
                 "match_full",
                 format!(
                     "this match has logged its most inputs ({})",
-                    self.limits.max_lines
+                    self.hub.options.max_inputs_per_match
                 ),
             ));
         }
@@ -475,15 +461,20 @@ impl Live {
             return Ok(());
         }
         if self.room.next_due().is_some_and(|at| at <= self.now()) {
-            let mut sink = std::io::sink();
-            let now = self.now();
-            self.room
-                .fire_due(Some(now.saturating_add(1)), &mut sink)
-                .map_err(|e| e.to_string())?;
-            self.commit(None).await?;
-            self.bots().await?;
+            self.fire_due().await?;
         }
         Ok(())
+    }
+
+    /// Fires every timer and expiry due by now, logs them, then lets the
+    /// bots move.
+    async fn fire_due(&mut self) -> Result<(), String> {
+        let now = self.now();
+        self.room
+            .fire_due(Some(now.saturating_add(1)), &mut std::io::sink())
+            .map_err(|e| e.to_string())?;
+        self.commit(None).await?;
+        self.bots().await
     }
 
     /// Timers, match expiries and disconnect graces that are due.
@@ -498,26 +489,21 @@ impl Live {
             .filter(|(_, at)| **at <= now)
             .map(|(s, _)| s.clone())
             .collect();
-        let mut sink = std::io::sink();
         for seat in lapsed {
             self.grace.remove(&seat);
-            if self.finished {
-                continue;
-            }
             if let Some(info) = self.seats.get(&seat) {
-                let a = json!({"type": "system.player_disconnected", "source": {"kind": "system"},
-                               "payload": {"playerId": info.player_id}, "at": self.now()});
+                let mut a = system(
+                    "system.player_disconnected",
+                    json!({"playerId": info.player_id}),
+                );
+                a["at"] = json!(self.now());
                 self.room
-                    .submit_json(a, &mut sink)
+                    .submit_json(a, &mut std::io::sink())
                     .map_err(|e| e.to_string())?;
             }
         }
-        let now_ms = self.now();
-        self.room
-            .fire_due(Some(now_ms.saturating_add(1)), &mut sink)
-            .map_err(|e| e.to_string())?;
-        self.commit(None).await?;
-        self.bots().await
+        // Committed with the disconnects, even when nothing else is due.
+        self.fire_due().await
     }
 
     /// Bots play their safe defaults while it is their turn (at most a
@@ -609,9 +595,11 @@ impl Live {
     /// publishes it.
     async fn commit(&mut self, ack: Option<Ack>) -> Result<(), String> {
         let bytes = std::mem::take(&mut *self.record.borrow_mut());
-        let text = String::from_utf8(bytes).map_err(|e| format!("a record line: {e}"))?;
-        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        if lines.is_empty() && ack.is_none() {
+        let mut lines = String::from_utf8(bytes).map_err(|e| format!("a record line: {e}"))?;
+        // Each record line ends with a newline: the count is theirs.
+        let n = u64::try_from(lines.matches('\n').count()).unwrap_or(u64::MAX);
+        lines.truncate(lines.trim_end_matches('\n').len());
+        if n == 0 && ack.is_none() {
             return Ok(());
         }
         let ended = self.room.is_over() && !self.finished;
@@ -626,9 +614,8 @@ impl Live {
             },
             lines,
         };
-        let n = u64::try_from(entry.lines.len()).unwrap_or(u64::MAX);
         let items = self.project();
-        let durable = self.log.append(entry).await;
+        let durable = self.hub.log.append(entry).await;
         match durable {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e),

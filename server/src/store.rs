@@ -59,8 +59,9 @@ pub struct Entry {
     pub match_id: String,
     /// The number of the first line (lines are numbered from 0 per match).
     pub first: u64,
-    /// Record lines (docs/formats.md, The record), without newlines.
-    pub lines: Vec<String>,
+    /// Record lines (docs/formats.md, The record), separated by newlines
+    /// (none after the last).
+    pub lines: String,
     /// The answer to the client's attempt, if the input was one.
     pub ack: Option<Ack>,
     /// `finished` and the result, when the input ended the match.
@@ -241,7 +242,7 @@ fn append_in(tx: &rusqlite::Transaction<'_>, e: &Entry) -> rusqlite::Result<()> 
     .execute(params![
         e.match_id,
         i64::try_from(e.first).unwrap_or(i64::MAX),
-        e.lines.join("\n"),
+        e.lines,
         a.map(|a| &a.seat),
         a.map(|a| &a.client_id),
         a.map(|a| &a.action_digest),
