@@ -99,6 +99,10 @@ struct ServeArgs {
     /// idle connection is closed after it.
     #[arg(long, default_value_t = 10_000)]
     header_timeout_ms: u64,
+    /// Reload a game's running rooms when its scripts or game.json change
+    /// (as `digipology watch` does); a broken edit keeps the old code.
+    #[arg(long)]
+    watch: bool,
 }
 
 #[derive(clap::Args)]
@@ -639,6 +643,7 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
         max_inputs_per_match: args.max_inputs_per_match,
         long_poll_max_ms: args.long_poll_max_ms,
         header_timeout_ms: args.header_timeout_ms,
+        watch: args.watch,
     };
     let data = args.data;
     digipology_server::serve(options, |addr, games| {

@@ -28,12 +28,16 @@ pub struct Tick {
     pub over: bool,
     /// The room stopped (its log failed, or it could not be recovered).
     pub stopped: bool,
+    /// How many reload notices the room has had (`serve --watch`).
+    pub reloads: u32,
 }
 
 #[derive(Default)]
 struct Inner {
     /// Per viewer: (sequence, that sequence's events as JSON lines).
     by_viewer: HashMap<String, Vec<(u64, String)>>,
+    /// The last reload notice, as JSON `{ok, message}`.
+    notice: String,
 }
 
 impl Feed {
@@ -58,6 +62,24 @@ impl Feed {
             }
         }
         self.tick.send_replace(tick);
+    }
+
+    /// Tells every stream of the room that its game was reloaded (or
+    /// that a reload failed): `notice` is JSON `{ok, message}`.
+    pub fn notice(&self, notice: String) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.notice = notice;
+        }
+        self.tick
+            .send_modify(|t| t.reloads = t.reloads.wrapping_add(1));
+    }
+
+    /// The last reload notice (empty when none).
+    pub fn last_notice(&self) -> String {
+        self.inner
+            .lock()
+            .map(|i| i.notice.clone())
+            .unwrap_or_default()
     }
 
     /// Marks the room stopped (waiters give up).

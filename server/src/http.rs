@@ -119,8 +119,10 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/matches/{match_id}/events", get(events))
         .route("/matches/{match_id}/spectate", get(spectate))
         .route("/matches/{match_id}/spectate/events", get(spectate_events))
+        .route("/matches/{match_id}/frames", get(frame))
         .fallback(unknown_route)
         .layer(middleware::from_fn_with_state(app.clone(), rate_limit))
+        .merge(crate::page::routes())
         .route("/health", get(health))
         .route("/metrics", get(metrics_text))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(body_max))
@@ -272,8 +274,8 @@ async fn metrics_text(State(app): Shared) -> Response {
 async fn games(State(app): Shared) -> Response {
     let list: Vec<Value> = app
         .hub
-        .games
-        .values()
+        .games()
+        .iter()
         .map(|g| json!({"id": g.id, "name": g.manifest["name"], "seats": g.manifest["seats"], "manifest": g.manifest}))
         .collect();
     json_ok(&Value::Array(list))
@@ -714,6 +716,37 @@ async fn submit(
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FrameQuery {
+    seq: Option<u64>,
+    #[allow(dead_code)]
+    token: Option<String>,
+}
+
+/// A past moment of the match (the replay scrubber): the seat's view with
+/// its token, the spectators' without.
+async fn frame(
+    State(app): Shared,
+    Path(match_id): Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Query(q): Query<FrameQuery>,
+) -> Answered {
+    let viewer = if token_of(&headers, uri.query()).is_some() {
+        let (seat, _) = seat_for(&app, &headers, uri.query(), &match_id)?;
+        Viewer::Seat(seat.as_str().into())
+    } else {
+        Viewer::Spectator
+    };
+    let hub = app.hub.clone();
+    let seq = q.seq.unwrap_or(u64::MAX);
+    let frame = tokio::task::spawn_blocking(move || hub.frame(&match_id, &viewer, seq))
+        .await
+        .map_err(|_| ApiError::new(500, "internal", "the replay failed"))??;
+    Ok(json_ok(&frame))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StreamQuery {
     after: Option<u64>,
     #[allow(dead_code)]
@@ -758,6 +791,8 @@ struct StreamState {
     rx: tokio::sync::watch::Receiver<Tick>,
     pending: VecDeque<(u64, String)>,
     ended: bool,
+    /// Reload notices seen (those before the stream opened count as seen).
+    reloads: u32,
     _guard: Option<StreamGuard>,
 }
 
@@ -777,6 +812,7 @@ impl StreamState {
             cursor: last_event_id(headers, q.after),
             pending: VecDeque::new(),
             ended: false,
+            reloads: handle.feed.tick().reloads,
             _guard: guard,
         }
     }
@@ -806,6 +842,11 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
                 return None;
             }
             let tick = *st.rx.borrow_and_update();
+            if tick.reloads != st.reloads {
+                st.reloads = tick.reloads;
+                let ev = Event::default().event("reload").data(st.feed.last_notice());
+                return Some((Ok(ev), st));
+            }
             let batch = st.feed.since(&st.viewer, st.cursor, STREAM_BATCH);
             if !batch.is_empty() {
                 st.pending.extend(batch);

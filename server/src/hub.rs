@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
+use digipology_kernel::Viewer;
 use digipology_room::{package, Package, Room};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -206,8 +207,8 @@ const ROOM_QUEUE: usize = 1024;
 pub struct Hub {
     /// Its options.
     pub options: Options,
-    /// Its games by id.
-    pub games: BTreeMap<String, Arc<Game>>,
+    /// Its games by id (replaced when `--watch` reloads one).
+    games: RwLock<BTreeMap<String, Arc<Game>>>,
     /// The durable log.
     pub log: Arc<dyn RoomLog>,
     lobby: Mutex<Lobby>,
@@ -310,10 +311,12 @@ impl Hub {
         }
         Ok(Arc::new_cyclic(|me| Hub {
             options,
-            games: games
-                .into_iter()
-                .map(|g| (g.id.clone(), Arc::new(g)))
-                .collect(),
+            games: RwLock::new(
+                games
+                    .into_iter()
+                    .map(|g| (g.id.clone(), Arc::new(g)))
+                    .collect(),
+            ),
             log,
             lobby: Mutex::new(Lobby::default()),
             workers,
@@ -419,9 +422,95 @@ impl Hub {
     /// No such game here (404).
     pub fn game(&self, id: &str) -> Result<Arc<Game>, Refusal> {
         self.games
-            .get(id)
-            .cloned()
+            .read()
+            .ok()
+            .and_then(|g| g.get(id).cloned())
             .ok_or_else(|| (404, "unknown_game", format!("no game {id:?} here")))
+    }
+
+    /// Every game the server offers, by id.
+    pub fn games(&self) -> Vec<Arc<Game>> {
+        self.games
+            .read()
+            .map(|g| g.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Offers `game` in place of the game with its id (`--watch`): new
+    /// matches and rooms loaded from now on run it. Answers the rooms of
+    /// that game running now, to be told.
+    pub fn replace_game(&self, game: Game) -> (Arc<Game>, Vec<Handle>) {
+        let game = Arc::new(game);
+        if let Ok(mut games) = self.games.write() {
+            games.insert(game.id.clone(), game.clone());
+        }
+        let mut lobby = locked(&self.lobby);
+        let mut live = Vec::new();
+        for m in lobby.matches.values_mut().filter(|m| m.game.id == game.id) {
+            m.game = game.clone();
+            live.extend(m.live_handle());
+        }
+        (game, live)
+    }
+
+    /// The rooms of a game running now.
+    pub fn live_rooms(&self, game_id: &str) -> Vec<Handle> {
+        locked(&self.lobby)
+            .matches
+            .values()
+            .filter(|m| m.game.id == game_id)
+            .filter_map(Match::live_handle)
+            .collect()
+    }
+
+    /// A past moment of a match as `viewer` saw it: the match rebuilt from
+    /// its log up to sequence `seq` (its last when beyond), observed then.
+    /// Answers `{seq, last, observation}`. Reads the log and replays it
+    /// from the start: call it off the async threads.
+    ///
+    /// # Errors
+    /// No such match, it has not started, or its log does not replay.
+    pub fn frame(&self, match_id: &str, viewer: &Viewer, seq: u64) -> Result<Value, Refusal> {
+        let (game, header) = {
+            let lobby = locked(&self.lobby);
+            let m = lobby
+                .matches
+                .get(match_id)
+                .ok_or_else(|| unknown(match_id))?;
+            if m.status == "open" {
+                return Err((409, "not_started", "this match waits for players".into()));
+            }
+            (m.game.clone(), m.header.clone())
+        };
+        let history = self
+            .log
+            .histories(&[match_id.to_owned()])
+            .map_err(|e| (500, "store", e))?
+            .remove(match_id)
+            .unwrap_or_default();
+        let unreplayable = |e: String| {
+            (
+                503,
+                "room_unavailable",
+                format!("the log does not replay: {e}"),
+            )
+        };
+        let sink = Shared(std::rc::Rc::new(std::cell::RefCell::new(Vec::new())));
+        let mut room = build(&game, &header, sink).map_err(unreplayable)?;
+        room.autofire = false;
+        let mut last = 0;
+        let mut shown = None;
+        for line in &history.lines {
+            let said = room
+                .replay_line(line, &mut std::io::sink())
+                .map_err(|e| unreplayable(e.to_string()))?;
+            last = said.seq;
+            if shown.is_none() && said.seq >= seq {
+                shown = Some(room.observation_at(viewer, room.clock()));
+            }
+        }
+        let observation = shown.unwrap_or_else(|| room.observation_at(viewer, room.clock()));
+        Ok(json!({"seq": observation["seq"], "last": last, "observation": observation}))
     }
 
     /// Rooms whose task runs.
@@ -938,7 +1027,7 @@ impl Hub {
     /// A match as its row holds it (`None`: a game this server does not
     /// serve now).
     fn match_from_row(&self, row: MatchRow) -> Result<Option<Match>, String> {
-        let Some(game) = self.games.get(&row.game_id).cloned() else {
+        let Ok(game) = self.game(&row.game_id) else {
             tracing::warn!(room = %row.id, "match of game {:?}, which this server does not serve: left alone", row.game_id);
             return Ok(None);
         };

@@ -9,6 +9,8 @@ pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod live;
+pub mod page;
+pub mod reload;
 pub mod store;
 
 use std::path::PathBuf;
@@ -45,6 +47,8 @@ pub struct Options {
     pub long_poll_max_ms: u64,
     /// How long a connection may take to send a request's head (ms).
     pub header_timeout_ms: u64,
+    /// Reload a game's rooms when its files change (`--watch`).
+    pub watch: bool,
 }
 
 impl Default for Options {
@@ -64,6 +68,7 @@ impl Default for Options {
             max_inputs_per_match: 100_000,
             long_poll_max_ms: 30_000,
             header_timeout_ms: 10_000,
+            watch: false,
         }
     }
 }
@@ -99,6 +104,12 @@ pub fn serve(
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let hub = hub::Hub::new(options.clone(), games, Arc::new(log))?;
     let recovered = hub.recover_all()?;
+    // Kept for as long as the server runs: dropping them stops watching.
+    let _watchers = if options.watch {
+        reload::watch(&hub)?
+    } else {
+        Vec::new()
+    };
     if recovered > 0 {
         tracing::info!("recovered {recovered} running matches from the log");
     }
@@ -109,7 +120,7 @@ pub fn serve(
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        ready(addr, hub.games.len());
+        ready(addr, hub.games().len());
         http::serve(listener, hub).await
     })
 }

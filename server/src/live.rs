@@ -43,6 +43,9 @@ pub enum Cmd {
     StreamOpened(String),
     /// A seat's event stream closed.
     StreamClosed(String),
+    /// The game's files changed (`serve --watch`): run this game from now
+    /// on, keeping the table.
+    Reload(Arc<crate::hub::Game>),
 }
 
 /// The answer to an attempt.
@@ -105,6 +108,10 @@ impl Write for Shared {
 
 struct Live {
     id: String,
+    /// The game it runs (replaced by a reload).
+    game: Arc<crate::hub::Game>,
+    /// The record header it runs under.
+    header: Value,
     room: Room,
     record: Rc<RefCell<Vec<u8>>>,
     hub: Arc<crate::hub::Hub>,
@@ -220,6 +227,8 @@ impl Live {
         viewers.push((SPECTATOR.to_owned(), Viewer::Spectator));
         let mut live = Live {
             id: spec.match_id,
+            game: spec.game,
+            header: spec.header,
             room,
             record,
             hub,
@@ -338,6 +347,7 @@ impl Live {
             next: self.room.kernel().state().sequence,
             over: self.room.is_over(),
             stopped: false,
+            reloads: self.feed.tick().reloads,
         }
     }
 
@@ -362,6 +372,16 @@ impl Live {
                 *self.streams.entry(seat.clone()).or_default() += 1;
                 self.grace.remove(&seat);
             }
+            Cmd::Reload(game) => {
+                let notice = match self.reload(game) {
+                    Ok(what) => json!({"ok": true, "message": what}),
+                    Err(e) => json!({"ok": false, "message": format!(
+                        "reload failed, the previous code keeps running: {e}"
+                    )}),
+                };
+                self.feed.notice(notice.to_string());
+                self.bots().await?;
+            }
             Cmd::StreamClosed(seat) => {
                 let n = self.streams.entry(seat.clone()).or_default();
                 *n = n.saturating_sub(1);
@@ -373,6 +393,48 @@ impl Live {
             }
         }
         Ok(())
+    }
+
+    /// Runs `game` from now on (`serve --watch`, as `digipology watch`
+    /// does): new scripts take over the table as it is; a changed
+    /// game.json rebuilds the table and replays the match's inputs on it.
+    /// On any error the room keeps its code and table.
+    fn reload(&mut self, game: Arc<crate::hub::Game>) -> Result<&'static str, String> {
+        if game.package.json == self.game.package.json {
+            let host = game
+                .package
+                .script_host(self.room.kernel().state(), (None, None))
+                .map_err(|e| e.to_string())?;
+            self.room.replace_scripts(host);
+            self.game = game;
+            return Ok("reloaded scripts");
+        }
+        let lines = self
+            .hub
+            .log
+            .histories(std::slice::from_ref(&self.id))?
+            .remove(&self.id)
+            .unwrap_or_default()
+            .lines;
+        let rebuilt = (|| {
+            let mut room = crate::hub::build(&game, &self.header, Shared(self.record.clone()))?;
+            room.keep_events();
+            room.autofire = false;
+            for (n, line) in lines.iter().enumerate() {
+                room.replay_line(line, &mut std::io::sink()).map_err(|e| {
+                    format!("the new game.json cannot replay this match (input {n}): {e}")
+                })?;
+            }
+            room.autofire = true;
+            // Those events were published when they happened.
+            room.take_events();
+            Ok::<Room, String>(room)
+        })();
+        // What the rebuild wrote is not the match's record.
+        self.record.borrow_mut().clear();
+        self.room = rebuilt?;
+        self.game = game;
+        Ok("game.json changed: restarted the table and replayed the match on it")
     }
 
     async fn submit(

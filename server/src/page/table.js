@@ -1,0 +1,988 @@
+// The Digipology table page (docs/table.md). Plain JavaScript, no build
+// step, nothing from the network but this server's own API. The page is
+// never authoritative: it draws the viewer's observation, shows the
+// expected result of the actions seed 000 marks "predict initially", and
+// takes whatever the server says next.
+'use strict';
+
+/** Action types shown at once, before the server answers (seed 000). */
+const PREDICTED = new Set([
+  'entity.grab', 'entity.drop', 'entity.flip', 'button.press',
+  'counter.add', 'counter.set', 'prompt.respond',
+]);
+/** A card's size in table units. */
+const CARD = { w: 1.6, h: 2.2 };
+/** Log entries kept on the page. */
+const LOG_MAX = 400;
+/** How far a pointer moves before a press becomes a drag (px). */
+const DRAG_PX = 5;
+/** How long a rolled-back piece stays marked (ms). */
+const FLASH_MS = 1500;
+
+/** What the browser tests read: redraw times after an event arrived. */
+const probe = (window.__digipology = { frames: [], renders: 0 });
+
+// ---- small helpers -------------------------------------------------------
+
+function el(tag, attrs, ...kids) {
+  return fill(document.createElement(tag), attrs, kids);
+}
+
+function sv(tag, attrs, ...kids) {
+  return fill(document.createElementNS('http://www.w3.org/2000/svg', tag), attrs, kids);
+}
+
+function fill(node, attrs, kids) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else if (k === 'text') node.textContent = v;
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const kid of kids.flat()) {
+    if (kid === null || kid === undefined || kid === false) continue;
+    node.append(kid instanceof Node ? kid : String(kid));
+  }
+  return node;
+}
+
+/** Calls the API; a refusal throws an Error with the server's code. */
+async function api(method, path, { token, body } = {}) {
+  const headers = {};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch (_) { /* not JSON */ }
+  if (!res.ok) {
+    const err = new Error((json && json.message) || `${res.status} ${res.statusText}`);
+    err.code = (json && json.code) || String(res.status);
+    throw err;
+  }
+  return json;
+}
+
+/** How a canonical value reads on the page. */
+function show(v) {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function seconds(ms) {
+  return ms === null || ms === undefined ? '—' : `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
+}
+
+/** A piece's name on the table: its label, name or rank and suit. */
+function labelOf(e) {
+  const p = e.props || {};
+  if (p.label !== undefined) return show(p.label);
+  if (p.name !== undefined) return show(p.name);
+  if (p.rank !== undefined) return `${show(p.rank)}${p.suit !== undefined ? ` ${show(p.suit)}` : ''}`;
+  if (p.value !== undefined) return show(p.value);
+  return e.id;
+}
+
+/** Seat tokens this browser holds, per match (localStorage). */
+const seats = {
+  all(matchId) {
+    try { return JSON.parse(localStorage.getItem(`digipology.seats.${matchId}`)) || {}; } catch (_) { return {}; }
+  },
+  put(matchId, seat, token) {
+    const all = seats.all(matchId);
+    all[seat] = token;
+    localStorage.setItem(`digipology.seats.${matchId}`, JSON.stringify(all));
+  },
+};
+
+function myName() {
+  return localStorage.getItem('digipology.name') || '';
+}
+
+// ---- routing ---------------------------------------------------------------
+
+let current = null;
+
+function hashParams() {
+  return new URLSearchParams(location.hash.replace(/^#/, ''));
+}
+
+function go(params) {
+  location.hash = new URLSearchParams(params).toString();
+}
+
+function route() {
+  if (current) current.close();
+  current = null;
+  const p = hashParams();
+  // A seat link (`#match=…&seat=…&token=…`): keep the token, drop it from
+  // the address bar and the history.
+  if (p.get('match') && p.get('seat') && p.get('token')) {
+    seats.put(p.get('match'), p.get('seat'), p.get('token'));
+    p.delete('token');
+    history.replaceState(null, '', `#${p.toString()}`);
+  }
+  const app = document.getElementById('app');
+  app.replaceChildren();
+  if (p.get('match')) current = new Table(app, p);
+  else lobby(app).catch((e) => app.append(el('p', { class: 'notice bad', text: `The lobby failed: ${e.message}` })));
+}
+
+window.addEventListener('hashchange', route);
+window.addEventListener('DOMContentLoaded', route);
+
+// ---- the lobby -------------------------------------------------------------
+
+async function lobby(app) {
+  document.title = 'Digipology';
+  const name = el('input', {
+    id: 'name', value: myName(), placeholder: 'your name', 'aria-label': 'Your name', maxlength: 40,
+    oninput: (e) => localStorage.setItem('digipology.name', e.target.value),
+  });
+  app.append(el('header', { class: 'bar' }, el('h1', { text: 'Digipology' }),
+    el('label', {}, 'Name ', name)));
+  const list = el('main', { class: 'games' });
+  app.append(list);
+  const games = await api('GET', '/games');
+  for (const g of games) list.append(gameCard(g));
+}
+
+function gameCard(g) {
+  const matches = el('ul', { 'aria-label': `${g.name || g.id} matches` });
+  const card = el('section', { class: 'game', 'data-game': g.id },
+    el('h2', { text: g.name || g.id }),
+    el('p', { class: 'muted', text: `${g.seats.length} seats: ${g.seats.join(', ')}` }),
+    el('div', { class: 'buttons' },
+      el('button', { onclick: () => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined }) }, 'Join a match'),
+      el('button', { onclick: () => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined, bots: true }) }, 'Play the bots'),
+      el('button', { onclick: () => designerTable(g) }, 'Designer table')),
+    matches);
+  api('GET', `/games/${g.id}/matches?limit=10`).then((rows) => {
+    for (const m of rows) matches.append(matchRow(m));
+    if (!rows.length) matches.append(el('li', { class: 'muted', text: 'no matches yet' }));
+  }).catch(() => {});
+  return card;
+}
+
+function matchRow(m) {
+  const row = el('li', {}, el('span', { text: `${m.matchId} · ${m.status}` }));
+  const mine = seats.all(m.matchId);
+  for (const s of m.seats) {
+    if (mine[s.seat]) row.append(el('button', { onclick: () => go({ match: m.matchId, seat: s.seat }) }, `Play as ${s.seat}`));
+    else if (m.status === 'open' && !s.taken && !m.designer) {
+      row.append(el('button', { onclick: () => seatMe(`/matches/${m.matchId}/join`, { name: myName() || undefined, seat: s.seat }) }, `Take seat ${s.seat}`));
+    }
+  }
+  if (m.status !== 'open') row.append(el('button', { onclick: () => go({ match: m.matchId, watch: '' }) }, 'Watch'));
+  if (m.status === 'finished') row.append(el('button', { onclick: () => go({ match: m.matchId, replay: '' }) }, 'Replay'));
+  return row;
+}
+
+async function seatMe(path, body) {
+  const j = await api('POST', path, { body });
+  seats.put(j.matchId, j.seat, j.token);
+  go({ match: j.matchId, seat: j.seat });
+}
+
+/** A designer's table: a match of its own, this page holding every seat
+ * (the seat switcher shows each seat's own view). */
+async function designerTable(g) {
+  const m = await api('POST', `/games/${g.id}/matches`, { body: {} });
+  let first = null;
+  for (const seat of g.seats) {
+    const j = await api('POST', `/matches/${m.matchId}/join`, { body: { name: `${myName() || 'designer'} (${seat})`, seat } });
+    seats.put(j.matchId, j.seat, j.token);
+    first = first || j.seat;
+  }
+  go({ match: m.matchId, seat: first });
+}
+
+// ---- predictions -----------------------------------------------------------
+
+/** The view as it will be once `p` is accepted (seed 000's prediction). */
+function predict(view, p, me) {
+  const e = p.payload.entityId !== undefined ? view.entities[p.payload.entityId] : null;
+  const c = e && e.components ? e.components : {};
+  switch (p.type) {
+    case 'entity.grab':
+      if (e) e.heldBy = me;
+      break;
+    case 'entity.drop':
+      if (!e) break;
+      e.heldBy = null;
+      c.transform = p.payload.transform;
+      for (const other of Object.values(view.entities)) {
+        const items = other.components && other.components.container && other.components.container.items;
+        if (Array.isArray(items) && items.includes(e.id)) other.components.container.items = items.filter((i) => i !== e.id);
+      }
+      for (const st of Object.values(view.stacks || {})) st.items = (st.items || []).filter((i) => i !== e.id);
+      break;
+    case 'entity.flip':
+      if (c.flippable) c.flippable.flipped = !c.flippable.flipped;
+      break;
+    case 'counter.add':
+    case 'counter.set':
+      if (c.counter) {
+        const k = c.counter;
+        let v = p.type === 'counter.add' ? k.value + p.payload.amount : p.payload.value;
+        if (k.min !== null && k.min !== undefined) v = Math.max(k.min, v);
+        if (k.max !== null && k.max !== undefined) v = Math.min(k.max, v);
+        k.value = v;
+      }
+      break;
+    case 'button.press':
+      if (e) e.pressed = true;
+      break;
+    case 'prompt.respond': {
+      const pr = view.prompts && view.prompts[p.payload.promptId];
+      if (pr) { pr.status = 'answered'; pr.response = p.payload.response; }
+      break;
+    }
+    default:
+  }
+}
+
+/** What kind of piece an entity is drawn as. */
+function kindOf(e) {
+  const c = e.components || {};
+  if (c.zone) return 'zone';
+  if (c.snap_point) return 'snap';
+  if (c.deck || (c.container && c.transform)) return 'deck';
+  if (c.die) return 'die';
+  if (c.counter) return 'counter';
+  if (c.button) return 'button';
+  if (c.text) return 'textent';
+  if (c.flippable || c.stackable) return 'card';
+  return 'token';
+}
+
+function actionLabel(a) {
+  const p = a.payload || {};
+  switch (a.type) {
+    case 'entity.flip': return 'Flip';
+    case 'entity.grab': return 'Pick up';
+    case 'die.roll': return 'Roll';
+    case 'button.press': return 'Press';
+    case 'deck.shuffle': return 'Shuffle';
+    case 'counter.add': return p.amount > 0 ? `+${p.amount}` : String(p.amount);
+    case 'counter.set': return `Set ${p.value}`;
+    case 'prompt.respond': return show(p.response);
+    default: {
+      const extra = Object.entries(p).filter(([k]) => !['entityId', 'deckId', 'stackId'].includes(k));
+      return `${a.type}${extra.length ? ` ${extra.map(([k, v]) => `${k}=${show(v)}`).join(' ')}` : ''}`;
+    }
+  }
+}
+
+/** A container's items as the viewer sees them: ids, or `null` for an
+ * item it cannot look at (another seat's hand, a hidden pile shows only
+ * how many it holds, and the items revealed to the viewer). */
+function contents(container) {
+  if (Array.isArray(container.items)) return container.items;
+  const list = new Array(container.count || 0).fill(null);
+  for (const s of container.shown || []) if (s.index < list.length) list[s.index] = s.id;
+  return list;
+}
+
+function targets(a) {
+  const p = a.payload || {};
+  return p.entityId || p.deckId || p.stackId || null;
+}
+
+// ---- a match ---------------------------------------------------------------
+
+class Table {
+  constructor(app, p) {
+    this.app = app;
+    this.matchId = p.get('match');
+    this.tokens = seats.all(this.matchId);
+    this.seat = p.get('seat') || Object.keys(this.tokens)[0] || null;
+    this.mode = p.has('replay') ? 'replay' : (p.has('watch') || !this.tokens[this.seat]) ? 'watch' : 'seat';
+    this.token = this.mode !== 'watch' ? this.tokens[this.seat] || null : null;
+    this.obs = null;
+    this.pending = [];
+    this.n = 0;
+    this.arrivals = [];
+    this.flash = new Map();
+    this.selected = null;
+    this.press = null;
+    this.dragAt = null;
+    this.bounds = null;
+    this.promptShown = null;
+    this.closed = false;
+    this.outbox = Promise.resolve();
+    this.layout();
+    this.start().catch((e) => this.say('bad', `could not open the match: ${e.message}`));
+    this.ticker = setInterval(() => this.drawClocks(), 200);
+    this.onMove = (e) => this.pointerMove(e);
+    this.onUp = (e) => this.pointerUp(e);
+    document.addEventListener('pointermove', this.onMove);
+    document.addEventListener('pointerup', this.onUp);
+  }
+
+  close() {
+    this.closed = true;
+    clearInterval(this.ticker);
+    if (this.stream) this.stream.close();
+    document.removeEventListener('pointermove', this.onMove);
+    document.removeEventListener('pointerup', this.onUp);
+  }
+
+  get me() {
+    return this.obs && this.obs.view && this.obs.view.seats ? this.obs.view.seats[this.seat] || null : null;
+  }
+
+  layout() {
+    this.title = el('h1', { text: this.matchId });
+    this.status = el('span', { class: 'muted', id: 'status', text: 'connecting…' });
+    const switcher = el('select', { id: 'seat-switcher', 'aria-label': 'Seat' });
+    for (const s of Object.keys(this.tokens)) switcher.append(el('option', { value: s, selected: s === this.seat && this.mode !== 'watch', text: `seat ${s}` }));
+    switcher.append(el('option', { value: '', selected: this.mode === 'watch', text: 'watch (public)' }));
+    switcher.addEventListener('change', () => (switcher.value ? go({ match: this.matchId, seat: switcher.value }) : go({ match: this.matchId, watch: '' })));
+    this.replayLink = el('a', { href: `#match=${encodeURIComponent(this.matchId)}&replay=${this.seat && this.tokens[this.seat] ? `&seat=${encodeURIComponent(this.seat)}` : ''}`, hidden: true, text: 'Replay' });
+    this.app.append(el('header', { class: 'bar' },
+      el('a', { href: '#', text: '← Lobby' }), this.title, this.status,
+      el('label', {}, this.mode === 'replay' ? 'View ' : 'Seat ', switcher), this.replayLink));
+    this.noticeBox = el('div', { class: 'notice', hidden: true, role: 'alert', id: 'notice' });
+    this.resultBox = el('div', { class: 'result', hidden: true, id: 'result' });
+    this.svg = sv('svg', { class: 'table', id: 'table', role: 'group', 'aria-label': 'The table', viewBox: '-8 -6 16 12' });
+    this.handsBox = el('div', { class: 'hands', id: 'hands' });
+    this.scrubber = el('div', { class: 'scrubber', hidden: true });
+    this.clocksBox = el('section', { class: 'clocks', id: 'clocks' }, el('h2', { text: 'Clocks' }));
+    this.controlsBox = el('section', { class: 'controls', id: 'controls' });
+    this.selectionBox = el('section', { class: 'selection', id: 'selection', hidden: true });
+    this.logList = el('ol', { class: 'log', id: 'log', 'aria-label': 'Event log' });
+    this.promptBox = el('div', { class: 'prompt', id: 'prompt', role: 'dialog', 'aria-modal': 'false', hidden: true });
+    this.app.append(this.noticeBox, this.resultBox,
+      el('main', { class: 'layout' },
+        el('div', { class: 'board' }, this.scrubber, this.svg, this.handsBox),
+        el('aside', { class: 'side' }, this.selectionBox, this.clocksBox, this.controlsBox,
+          el('section', {}, el('h2', { text: 'Events' }), this.logList))),
+      this.promptBox);
+    this.svg.addEventListener('pointerdown', (e) => this.pointerDown(e));
+    this.svg.addEventListener('dblclick', (e) => {
+      const g = e.target.closest('[data-id]');
+      if (g) this.actOn(g.dataset.id, 'entity.flip');
+    });
+    this.svg.addEventListener('keydown', (e) => this.key(e));
+  }
+
+  async start() {
+    const summary = await api('GET', `/matches/${this.matchId}`);
+    this.summary = summary;
+    const game = await api('GET', `/games/${summary.gameId}`).catch(() => ({}));
+    this.title.textContent = `${game.name || summary.gameId} · ${this.matchId}`;
+    document.title = `${game.name || summary.gameId} — Digipology`;
+    if (summary.status === 'finished') this.replayLink.hidden = false;
+    if (this.mode === 'replay') {
+      this.setupScrubber();
+      this.openStream();
+      return;
+    }
+    this.openStream();
+    await this.refresh();
+  }
+
+  // ---- observations and the stream ----
+
+  observationPath() {
+    return this.mode === 'watch' ? `/matches/${this.matchId}/spectate` : `/matches/${this.matchId}/observation`;
+  }
+
+  /** Fetches the observation (one request at a time; a newer event while
+   * one is out asks again when it comes back), then redraws. */
+  async refresh() {
+    if (this.mode === 'replay') return;
+    if (this.fetching) { this.again = true; return; }
+    this.fetching = true;
+    try {
+      do {
+        this.again = false;
+        const waiting = this.arrivals.splice(0);
+        const query = this.obs ? '' : '?after=0&wait_ms=20000';
+        let obs;
+        try {
+          obs = await api('GET', this.observationPath() + query, { token: this.token });
+        } catch (e) {
+          if (e.code === 'not_started') { this.status.textContent = 'waiting for players…'; this.again = true; continue; }
+          throw e;
+        }
+        if (this.closed) return;
+        if (!this.obs || obs.seq >= this.obs.seq) {
+          this.obs = obs;
+          this.obsAt = performance.now();
+        }
+        this.settle();
+        this.render();
+        if (waiting.length) {
+          requestAnimationFrame(() => {
+            const t = performance.now();
+            for (const t0 of waiting) probe.frames.push(t - t0);
+          });
+        }
+      } while (this.again && !this.closed);
+    } catch (e) {
+      this.say('bad', `observation failed: ${e.code || ''} ${e.message}`);
+    } finally {
+      this.fetching = false;
+    }
+  }
+
+  openStream() {
+    const path = this.mode === 'watch' || !this.token
+      ? `/matches/${this.matchId}/spectate/events`
+      : `/matches/${this.matchId}/events?token=${encodeURIComponent(this.token)}`;
+    const es = new EventSource(path);
+    this.stream = es;
+    es.addEventListener('events', (e) => {
+      this.arrivals.push(performance.now());
+      for (const line of e.data.split('\n')) {
+        try { this.logEvent(JSON.parse(line)); } catch (_) { /* a line the page cannot read */ }
+      }
+      this.refresh();
+    });
+    es.addEventListener('over', () => {
+      es.close();
+      this.replayLink.hidden = false;
+      this.refresh();
+    });
+    es.addEventListener('reload', (e) => {
+      let n;
+      try { n = JSON.parse(e.data); } catch (_) { return; }
+      this.say(n.ok ? 'reload' : 'bad', n.message);
+      this.noticeBox.hidden = false;
+      this.noticeBox.className = `notice ${n.ok ? 'ok' : 'bad'}`;
+      this.noticeBox.textContent = n.ok ? `Reloaded: ${n.message}` : n.message;
+      this.refresh();
+    });
+    es.addEventListener('open', () => { if (this.status.textContent === 'reconnecting…') this.status.textContent = 'live'; });
+    es.addEventListener('error', () => { if (es.readyState !== EventSource.CLOSED) this.status.textContent = 'reconnecting…'; });
+  }
+
+  // ---- acting ----
+
+  /** Sends an action; a predicted one shows its expected result at once.
+   * Actions go one at a time, in the order they were made. */
+  act(type, payload) {
+    if (this.mode !== 'seat' || !this.obs) return;
+    const id = `${this.seat}-${Date.now().toString(36)}-${(this.n += 1)}`;
+    const p = { id, type, payload, predicted: PREDICTED.has(type), seq: null };
+    this.pending.push(p);
+    this.render();
+    this.outbox = this.outbox.then(async () => {
+      try {
+        const ans = await api('POST', `/matches/${this.matchId}/actions`, {
+          token: this.token, body: { clientActionId: id, action: { type, payload } },
+        });
+        if (ans.accepted) p.seq = ans.seq;
+        else this.rollback(p, `${ans.code}: ${ans.message}`);
+      } catch (e) {
+        this.rollback(p, `${e.code}: ${e.message}`);
+      }
+      if (this.closed) return;
+      this.settle();
+      this.render();
+      if (p.seq !== null && this.obs.seq < p.seq) this.refresh();
+    });
+  }
+
+  actOn(id, type) {
+    const a = (this.obs && this.obs.legalActions || []).find((x) => x.type === type && targets(x) === id);
+    if (a) this.act(a.type, a.payload);
+  }
+
+  rollback(p, why) {
+    this.pending = this.pending.filter((x) => x !== p);
+    const target = p.payload.entityId;
+    if (target) this.flash.set(target, performance.now() + FLASH_MS);
+    this.say('bad', `${p.type}${target ? ` ${target}` : ''} ${p.predicted ? 'rolled back' : 'refused'}: ${why}`);
+    setTimeout(() => this.render(), FLASH_MS + 20);
+  }
+
+  /** Drops the predictions the observation now includes. */
+  settle() {
+    if (!this.obs) return;
+    this.pending = this.pending.filter((p) => p.seq === null || this.obs.seq < p.seq);
+  }
+
+  shown() {
+    const view = structuredClone(this.obs.view);
+    for (const p of this.pending) if (p.predicted) predict(view, p, this.me);
+    return view;
+  }
+
+  entity(id) {
+    return this.view && this.view.entities[id];
+  }
+
+  legal(id) {
+    return (this.obs && this.obs.legalActions || []).filter((a) => targets(a) === id);
+  }
+
+  // ---- pointer and keys ----
+
+  pointerDown(e) {
+    const g = e.target.closest('[data-id]');
+    if (!g || e.button !== 0) return;
+    this.press = { id: g.dataset.id, x: e.clientX, y: e.clientY, moved: false };
+  }
+
+  canDrag(id) {
+    const e = this.entity(id);
+    if (this.mode !== 'seat' || !e) return false;
+    if (e.heldBy === this.me && this.me) return true;
+    return this.legal(id).some((a) => a.type === 'entity.grab');
+  }
+
+  pointerMove(e) {
+    const pr = this.press;
+    if (!pr) return;
+    if (!pr.moved) {
+      if (Math.hypot(e.clientX - pr.x, e.clientY - pr.y) < DRAG_PX) return;
+      if (!this.canDrag(pr.id)) { this.press = null; return; }
+      pr.moved = true;
+      if (this.entity(pr.id).heldBy !== this.me) this.act('entity.grab', { entityId: pr.id });
+    }
+    this.dragAt = { id: pr.id, ...this.toWorld(e) };
+    this.moveGhost();
+  }
+
+  pointerUp(e) {
+    const pr = this.press;
+    this.press = null;
+    if (!pr) return;
+    if (!pr.moved) { this.click(pr.id); return; }
+    const at = this.toWorld(e);
+    this.dragAt = null;
+    this.drop(pr.id, at);
+  }
+
+  toWorld(e) {
+    const pt = this.svg.createSVGPoint();
+    pt.x = e.clientX;
+    pt.y = e.clientY;
+    const m = this.svg.getScreenCTM();
+    const w = m ? pt.matrixTransform(m.inverse()) : { x: 0, y: 0 };
+    return { x: Math.round(w.x * 100) / 100, z: Math.round(w.y * 100) / 100 };
+  }
+
+  drop(id, at) {
+    const e = this.entity(id);
+    const t = (e && e.components.transform) || {};
+    this.act('entity.drop', {
+      entityId: id,
+      transform: {
+        position: { x: at.x, y: (t.position && t.position.y) || 0, z: at.z },
+        rotation: t.rotation || { x: 0, y: 0, z: 0, w: 1 },
+        scale: t.scale || { x: 1, y: 1, z: 1 },
+      },
+    });
+  }
+
+  /** A click: press a button, roll a die, otherwise select the piece. */
+  click(id) {
+    const e = this.entity(id);
+    if (!e) return;
+    const kind = kindOf(e);
+    if (kind === 'button' && this.mode === 'seat') { this.act('button.press', { entityId: id }); return; }
+    if (kind === 'die' && this.legal(id).some((a) => a.type === 'die.roll')) { this.actOn(id, 'die.roll'); return; }
+    this.selected = this.selected === id ? null : id;
+    this.render();
+  }
+
+  key(e) {
+    const g = e.target.closest('[data-id]');
+    if (!g) return;
+    const id = g.dataset.id;
+    const ent = this.entity(id);
+    const held = ent && this.me && ent.heldBy === this.me;
+    const step = { ArrowLeft: [-0.5, 0], ArrowRight: [0.5, 0], ArrowUp: [0, -0.5], ArrowDown: [0, 0.5] }[e.key];
+    if (held && step) {
+      const pos = this.dragAt && this.dragAt.id === id ? this.dragAt : this.positionOf(ent);
+      this.dragAt = { id, x: pos.x + step[0], z: pos.z + step[1] };
+      this.moveGhost();
+      e.preventDefault();
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      if (held) { const at = this.dragAt || this.positionOf(ent); this.dragAt = null; this.drop(id, at); } else this.click(id);
+      e.preventDefault();
+    } else if (e.key === 'f') {
+      this.actOn(id, 'entity.flip');
+    } else if (e.key === 'g') {
+      this.actOn(id, 'entity.grab');
+    }
+  }
+
+  positionOf(e) {
+    const t = e && e.components.transform;
+    return t ? { x: t.position.x, z: t.position.z } : { x: 0, z: 0 };
+  }
+
+  // ---- drawing ----
+
+  render() {
+    if (!this.obs || this.closed) return;
+    probe.renders += 1;
+    this.view = this.shown();
+    this.status.textContent = this.mode === 'replay' ? 'replay'
+      : `${this.mode === 'watch' ? 'watching' : `seat ${this.seat}`} · seq ${this.obs.seq}${this.obs.phase ? ` · phase ${this.obs.phase}` : ''}${this.obs.participation ? ` · ${this.obs.participation}` : ''}`;
+    this.drawTable();
+    this.drawHands();
+    this.drawControls();
+    this.drawSelection();
+    this.drawPrompt();
+    this.drawClocks();
+    this.drawResult();
+  }
+
+  /** Which pieces lie on the table, and how many each stands for. */
+  placement() {
+    const ents = this.view.entities;
+    const inside = new Set();
+    for (const e of Object.values(ents)) {
+      const c = e.components && e.components.container;
+      if (c) for (const i of contents(c)) if (i) inside.add(i);
+    }
+    const under = new Set();
+    const counts = new Map();
+    for (const st of Object.values(this.view.stacks || {})) {
+      const items = st.items || [];
+      if (!items.length) continue;
+      const top = items[items.length - 1];
+      counts.set(top, items.length);
+      for (const i of items.slice(0, -1)) under.add(i);
+    }
+    return { inside, under, counts };
+  }
+
+  drawTable() {
+    const { inside, under, counts } = this.placement();
+    const now = performance.now();
+    const order = { zone: 0, snap: 1 };
+    const pieces = Object.values(this.view.entities)
+      .filter((e) => e.components && e.components.transform && !inside.has(e.id) && !under.has(e.id))
+      .sort((a, b) => (order[kindOf(a)] ?? 2) - (order[kindOf(b)] ?? 2) || (a.heldBy ? 1 : 0) - (b.heldBy ? 1 : 0));
+    this.fit(pieces);
+    const nodes = pieces.map((e) => this.piece(e, counts.get(e.id), now));
+    if (this.dragAt && (inside.has(this.dragAt.id) || under.has(this.dragAt.id))) {
+      const e = this.view.entities[this.dragAt.id];
+      if (e) nodes.push(this.piece(e, undefined, now));
+    }
+    this.svg.replaceChildren(...nodes);
+    if (this.focusId) {
+      const f = this.svg.querySelector(`[data-id="${CSS.escape(this.focusId)}"]`);
+      if (f && document.activeElement !== f) f.focus({ preventScroll: true });
+    }
+    this.moveGhost(false);
+  }
+
+  /** Grows the drawn area to hold every piece (never shrinks, so pieces
+   * do not jump while the table changes). */
+  fit(pieces) {
+    let b = this.bounds || { x0: -6, z0: -4, x1: 6, z1: 4 };
+    for (const e of pieces) {
+      const p = e.components.transform.position;
+      const c = e.components;
+      const rx = c.zone ? c.zone.halfExtents.x : c.snap_point ? c.snap_point.radius : CARD.w;
+      const rz = c.zone ? c.zone.halfExtents.z : c.snap_point ? c.snap_point.radius : CARD.h;
+      b = { x0: Math.min(b.x0, p.x - rx - 1), z0: Math.min(b.z0, p.z - rz - 1), x1: Math.max(b.x1, p.x + rx + 1), z1: Math.max(b.z1, p.z + rz + 1) };
+    }
+    this.bounds = b;
+    this.svg.setAttribute('viewBox', `${b.x0} ${b.z0} ${b.x1 - b.x0} ${b.z1 - b.z0}`);
+  }
+
+  piece(e, count, now) {
+    const c = e.components;
+    const kind = kindOf(e);
+    const at = this.dragAt && this.dragAt.id === e.id ? this.dragAt : this.positionOf(e);
+    const held = e.heldBy !== null && e.heldBy !== undefined;
+    const flashing = (this.flash.get(e.id) || 0) > now;
+    const classes = ['ent', kind,
+      held ? 'held' : '', e.id === this.selected ? 'selected' : '', flashing ? 'rolledback' : '',
+      c.lockable && c.lockable.locked ? 'locked' : '', e.pressed ? 'pressed' : '',
+      kind === 'card' && c.flippable && c.flippable.flipped ? 'down' : ''].filter(Boolean).join(' ');
+    const g = sv('g', {
+      class: classes, 'data-id': e.id, transform: `translate(${at.x} ${at.z})`,
+      tabindex: kind === 'zone' || kind === 'snap' ? undefined : 0, role: 'button',
+      'aria-label': this.describe(e, kind, count),
+    });
+    g.addEventListener('focus', () => { this.focusId = e.id; });
+    g.append(...this.shape(e, kind, count));
+    if (held && e.heldBy !== this.me) g.append(sv('text', { class: 'label', y: -CARD.h / 2 - 0.3, text: `held by ${this.nameOf(e.heldBy)}` }));
+    return g;
+  }
+
+  shape(e, kind, count) {
+    const c = e.components;
+    const badge = (n) => (n > 1 ? [sv('g', { class: 'badge', transform: `translate(${CARD.w / 2} ${-CARD.h / 2})` },
+      sv('circle', { r: 0.35 }), sv('text', { text: String(n) }))] : []);
+    switch (kind) {
+      case 'zone': {
+        const h = c.zone.halfExtents;
+        return [sv('rect', { x: -h.x, y: -h.z, width: 2 * h.x, height: 2 * h.z, rx: 0.2 }),
+          sv('text', { class: 'label', x: -h.x + 0.2, y: -h.z + 0.35, 'text-anchor': 'start', text: labelOf(e) })];
+      }
+      case 'snap':
+        return [sv('circle', { r: c.snap_point.radius }), sv('text', { class: 'label', text: labelOf(e) })];
+      case 'deck': {
+        const n = c.container ? contents(c.container).length : 0;
+        return [sv('rect', { x: -CARD.w / 2, y: -CARD.h / 2, width: CARD.w, height: CARD.h, rx: 0.12 }),
+          sv('text', { text: String(n) }), sv('text', { class: 'label', y: CARD.h / 2 + 0.35, text: labelOf(e) })];
+      }
+      case 'die':
+        return [sv('rect', { x: -0.5, y: -0.5, width: 1, height: 1, rx: 0.15 }),
+          sv('text', { text: c.die.value === null || c.die.value === undefined ? '–' : show(c.die.value) })];
+      case 'counter':
+        return [sv('rect', { x: -0.9, y: -0.5, width: 1.8, height: 1, rx: 0.2 }),
+          sv('text', { class: 'value', text: String(c.counter.value) }),
+          sv('text', { class: 'label', y: 0.8, text: labelOf(e) })];
+      case 'button':
+        return [sv('rect', { x: -1.1, y: -0.45, width: 2.2, height: 0.9, rx: 0.45 }), sv('text', { text: labelOf(e) })];
+      case 'textent':
+        return [sv('rect', { x: -2, y: -0.4, width: 4, height: 0.8, fill: 'transparent' }), sv('text', { text: show(c.text.value) })];
+      case 'card': {
+        const down = c.flippable && c.flippable.flipped;
+        return [sv('rect', { class: down ? 'back' : 'face', x: -CARD.w / 2, y: -CARD.h / 2, width: CARD.w, height: CARD.h, rx: 0.12 }),
+          sv('text', { text: down ? '' : labelOf(e) }), ...badge(count)];
+      }
+      default:
+        return [sv('circle', { r: 0.6 }), sv('text', { text: labelOf(e) }), ...badge(count)];
+    }
+  }
+
+  describe(e, kind, count) {
+    const c = e.components;
+    const bits = [kind === 'textent' ? 'text' : kind, labelOf(e)];
+    if (kind === 'card') bits.push(c.flippable && c.flippable.flipped ? 'face down' : 'face up');
+    if (kind === 'deck') bits.push(`${c.container ? contents(c.container).length : 0} cards`);
+    if (kind === 'die') bits.push(`showing ${show(c.die.value)}`);
+    if (kind === 'counter') bits.push(`value ${c.counter.value}`);
+    if (count > 1) bits.push(`stack of ${count}`);
+    if (e.heldBy) bits.push(`held by ${this.nameOf(e.heldBy)}`);
+    return bits.join(', ');
+  }
+
+  nameOf(playerId) {
+    if (playerId === this.me) return 'you';
+    const p = this.view.players && this.view.players[playerId];
+    return (p && p.name) || playerId;
+  }
+
+  /** Moves the dragged piece without redrawing the table (a piece from a
+   * hand is drawn on the table once it is dragged there). */
+  moveGhost(redraw = true) {
+    if (!this.dragAt) return;
+    const g = this.svg.querySelector(`[data-id="${CSS.escape(this.dragAt.id)}"]`);
+    if (g) {
+      g.setAttribute('transform', `translate(${this.dragAt.x} ${this.dragAt.z})`);
+      g.classList.add('ghost');
+    } else if (redraw) {
+      this.drawTable();
+    }
+  }
+
+  /** Containers off the table (hands): their cards in rows. */
+  drawHands() {
+    const rows = [];
+    for (const e of Object.values(this.view.entities)) {
+      const c = e.components || {};
+      if (!c.container || c.transform) continue;
+      const hand = el('div', { class: 'hand', 'data-container': e.id });
+      const items = contents(c.container);
+      for (const id of items) {
+        const card = (id && this.view.entities[id]) || { id, components: {} };
+        const down = card.components.flippable && card.components.flippable.flipped;
+        const node = el('div', {
+          class: `hcard ${card.props ? '' : 'back'} ${id && id === this.selected ? 'selected' : ''}`,
+          'data-id': id || undefined, tabindex: 0, role: 'button',
+          'aria-label': `card ${card.props ? labelOf(card) : 'hidden'}${down ? ', face down' : ''}`,
+          text: card.props ? labelOf(card) : '',
+        });
+        if (id) {
+          node.addEventListener('pointerdown', (ev) => {
+            if (ev.button === 0) this.press = { id, x: ev.clientX, y: ev.clientY, moved: false };
+          });
+          node.addEventListener('keydown', (ev) => {
+            if (ev.key === 'Enter' || ev.key === ' ') { this.click(id); ev.preventDefault(); }
+          });
+        }
+        hand.append(node);
+      }
+      if (!items.length) hand.append(el('span', { class: 'muted', text: 'empty' }));
+      rows.push(el('section', {}, el('h2', { text: `${labelOf(e)} (${items.length})` }), hand));
+    }
+    this.handsBox.replaceChildren(...rows);
+  }
+
+  /** Counters, buttons and text that have no place on the table. */
+  drawControls() {
+    const rows = [];
+    for (const e of Object.values(this.view.entities)) {
+      const c = e.components || {};
+      if (c.transform) continue;
+      const kind = kindOf(e);
+      if (kind === 'counter') {
+        const row = el('div', { class: 'row', 'data-id': e.id }, el('span', { text: labelOf(e) }),
+          el('span', { class: 'value', id: `counter-${e.id}`, text: String(c.counter.value) }));
+        for (const a of this.legal(e.id).filter((x) => x.type.startsWith('counter.'))) {
+          row.append(el('button', { 'aria-label': `${labelOf(e)} ${actionLabel(a)}`, onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
+        }
+        rows.push(row);
+      } else if (kind === 'button') {
+        rows.push(el('div', { class: 'row' }, el('button', {
+          id: `button-${e.id}`, class: e.pressed ? 'pressed' : '', disabled: this.mode !== 'seat' || (c.button && c.button.enabled === false),
+          onclick: () => this.act('button.press', { entityId: e.id }),
+        }, labelOf(e))));
+      } else if (kind === 'textent') {
+        rows.push(el('div', { class: 'row' }, el('span', { text: show(c.text.value) })));
+      }
+    }
+    this.controlsBox.replaceChildren(el('h2', { text: 'Controls' }), ...(rows.length ? rows : [el('span', { class: 'muted', text: 'none' })]));
+  }
+
+  drawSelection() {
+    const id = this.selected;
+    const e = id && this.view.entities[id];
+    if (!e) { this.selectionBox.hidden = true; return; }
+    const buttons = this.legal(id).filter((a) => a.type !== 'entity.grab' || !this.me || e.heldBy !== this.me)
+      .map((a) => el('button', { onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
+    if (this.me && e.heldBy === this.me) {
+      buttons.push(el('button', { onclick: () => { const at = this.dragAt || this.positionOf(e); this.dragAt = null; this.drop(id, at); } }, 'Put down'));
+    }
+    this.selectionBox.hidden = false;
+    this.selectionBox.replaceChildren(el('h2', { text: `Selected: ${this.describe(e, kindOf(e))}` }),
+      el('div', { class: 'buttons' }, buttons.length ? buttons : el('span', { class: 'muted', text: 'nothing you can do with it now' })));
+  }
+
+  drawPrompt() {
+    const prompts = Object.entries(this.view.prompts || {})
+      .filter(([, p]) => p.status === 'open' && this.me && p.playerId === this.me);
+    if (this.mode !== 'seat' || !prompts.length) {
+      this.promptBox.hidden = true;
+      this.promptShown = null;
+      return;
+    }
+    const [id, p] = prompts[0];
+    if (this.promptShown === id) return;
+    this.promptShown = id;
+    const answer = (response) => this.act('prompt.respond', { promptId: id, response });
+    const body = [];
+    if (p.kind === 'number') {
+      const input = el('input', { type: 'number', min: p.min, max: p.max, step: p.step || 1, value: p.default ?? p.min ?? 0, 'aria-label': 'Your answer' });
+      body.push(input, el('button', { onclick: () => answer(Number(input.value)) }, 'Answer'));
+    } else {
+      for (const choice of p.choices || []) {
+        const isDefault = JSON.stringify(choice) === JSON.stringify(p.default);
+        body.push(el('button', { class: isDefault ? 'default' : '', onclick: () => answer(choice) }, `${show(choice)}${isDefault ? ' (default)' : ''}`));
+      }
+    }
+    this.promptBox.replaceChildren(el('h2', { id: 'prompt-title', text: show(p.title) }),
+      el('div', { class: 'buttons' }, body), el('p', { class: 'muted', id: 'prompt-clock' }));
+    this.promptBox.setAttribute('aria-labelledby', 'prompt-title');
+    this.promptBox.hidden = false;
+    const first = this.promptBox.querySelector('button, input');
+    if (first) first.focus({ preventScroll: true });
+  }
+
+  /** The clocks and balances, counting down between observations. */
+  drawClocks() {
+    if (!this.obs || this.closed) return;
+    const clocks = this.obs.clocks || {};
+    const running = !this.obs.result && this.mode !== 'replay';
+    const gone = running ? performance.now() - this.obsAt : 0;
+    const left = (ms) => (ms === null || ms === undefined ? null : ms - gone);
+    const rows = [el('h2', { text: 'Clocks' })];
+    if (clocks.phaseMs !== undefined && clocks.phaseMs !== null) rows.push(el('div', { class: 'row', text: `phase ${this.obs.phase || ''}: ${seconds(left(clocks.phaseMs))}` }));
+    for (const [seat, c] of Object.entries(clocks.seats || {})) {
+      const decision = left(c.decisionMs);
+      const total = c.running ? left(c.totalMs) : c.totalMs;
+      const row = el('div', { class: `row ${seat === this.seat && this.obs.participation === 'acting' ? 'acting' : ''} ${decision !== null && decision < 3000 ? 'low' : ''}`, 'data-seat': seat,
+        text: `${seat}: decision ${seconds(decision)} · total ${seconds(total)}` });
+      rows.push(row);
+    }
+    for (const [seat, balances] of Object.entries(this.obs.resources || {})) {
+      rows.push(el('div', { class: 'row', text: `${seat}: ${Object.entries(balances).map(([k, v]) => `${k} ${v}`).join(' · ')}` }));
+    }
+    if (rows.length === 1) rows.push(el('span', { class: 'muted', text: 'no clocks' }));
+    this.clocksBox.replaceChildren(...rows);
+    const mine = clocks.seats && clocks.seats[this.seat];
+    const pc = document.getElementById('prompt-clock');
+    if (pc && mine) pc.textContent = `time to answer: ${seconds(left(mine.decisionMs))}`;
+  }
+
+  drawResult() {
+    const r = this.obs.result;
+    this.resultBox.hidden = !r;
+    if (!r) return;
+    const scores = r.scores ? Object.entries(r.scores).map(([s, v]) => `${s} ${v}`).join(' · ') : '';
+    this.resultBox.textContent = `Match over (${r.status}${r.reason ? `: ${r.reason}` : ''})${scores ? ` — ${scores}` : ''}`;
+  }
+
+  // ---- the log ----
+
+  logEvent(ev) {
+    const d = ev.data || {};
+    let text = `#${ev.seq} ${ev.type}`;
+    let kind = '';
+    if (ev.type === 'action.rejected') {
+      kind = 'bad';
+      text += ` ${d.actionType || ''}: ${d.code} — ${d.message}`;
+    } else if (ev.type === 'script.error') {
+      kind = 'bad';
+      text += ` in ${d.function || '?'} (${d.kind}): ${d.message}`;
+    } else if (ev.data !== undefined) {
+      const j = JSON.stringify(ev.data);
+      text += ` ${j.length > 140 ? `${j.slice(0, 140)}…` : j}`;
+    }
+    this.say(kind, text, ev.type);
+  }
+
+  say(kind, text, type) {
+    const li = el('li', { class: kind === 'bad' ? 'bad' : kind === 'reload' ? 'reload' : type ? '' : 'local', 'data-type': type || 'page', text });
+    const stick = this.logList.scrollTop + this.logList.clientHeight >= this.logList.scrollHeight - 4;
+    this.logList.append(li);
+    while (this.logList.children.length > LOG_MAX) this.logList.firstChild.remove();
+    if (stick) this.logList.scrollTop = this.logList.scrollHeight;
+  }
+
+  // ---- replay ----
+
+  setupScrubber() {
+    const range = el('input', { type: 'range', min: 0, max: 0, value: 0, id: 'scrub', 'aria-label': 'Sequence' });
+    const label = el('span', { id: 'scrub-label', text: 'loading…' });
+    const stepBy = (d) => { range.value = String(Number(range.value) + d); this.frame(Number(range.value)); };
+    range.addEventListener('input', () => this.frame(Number(range.value)));
+    this.scrubber.replaceChildren(el('button', { onclick: () => stepBy(-1), 'aria-label': 'Previous sequence' }, '◀'), range,
+      el('button', { onclick: () => stepBy(1), 'aria-label': 'Next sequence' }, '▶'), label);
+    this.scrubber.hidden = false;
+    this.range = range;
+    this.rangeLabel = label;
+    this.frame(null);
+  }
+
+  /** Shows the match at a sequence (the latest request wins). */
+  async frame(seq) {
+    this.wantFrame = seq;
+    if (this.loadingFrame) return;
+    this.loadingFrame = true;
+    try {
+      while (this.wantFrame !== undefined) {
+        const want = this.wantFrame;
+        this.wantFrame = undefined;
+        const q = want === null ? '' : `?seq=${want}`;
+        const f = await api('GET', `/matches/${this.matchId}/frames${q}`, { token: this.token });
+        if (this.closed) return;
+        this.range.max = String(f.last);
+        if (want === null) this.range.value = String(f.last);
+        this.rangeLabel.textContent = `sequence ${f.seq} of ${f.last}`;
+        this.obs = f.observation;
+        this.obsAt = performance.now();
+        this.render();
+      }
+    } catch (e) {
+      this.say('bad', `replay failed: ${e.message}`);
+    } finally {
+      this.loadingFrame = false;
+    }
+  }
+}
