@@ -333,3 +333,202 @@ fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
     );
     b.screenshot("02-broken-edit");
 }
+
+#[test]
+fn at_phone_width_everything_is_reachable_from_the_keyboard() {
+    let (dir, game) = setup("phone");
+    let server = Server::start(&[game], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 390, 844) else {
+        return;
+    };
+    let (ann, _) = both_seats(&server);
+    b.open(&seat_url(&server, &ann), LIVE);
+    // One column, nothing wider than the screen.
+    let fits = b.eval("document.documentElement.scrollWidth <= window.innerWidth");
+    assert_eq!(fits, json!(true), "the page is wider than a phone");
+    let below = b.eval("document.querySelector('aside').getBoundingClientRect().top >= document.querySelector('#table').getBoundingClientRect().bottom");
+    assert_eq!(below, json!(true), "the side panel is not under the table");
+    // Tab to the card on the table, flip it with `f`: it shows its back.
+    b.tab_to("a.dataset && a.dataset.id === 'card'");
+    b.key("f");
+    b.wait_for(
+        "document.querySelector('#table [data-id=\"card\"] rect.back')",
+        "the card face down",
+    );
+    // Tab to the button, press it with Enter: the counter moves.
+    b.tab_to("a.id === 'button-bump'");
+    b.key("Enter");
+    b.wait_for(
+        "document.querySelector('#counter-score').textContent === '1'",
+        "the press",
+    );
+    // The prompt's choices take the focus when it opens.
+    b.tab_to("a.id === 'button-ask'");
+    b.key("Enter");
+    b.wait_for(
+        "document.activeElement && document.activeElement.closest('#prompt')",
+        "the focus in the prompt",
+    );
+    b.key("Enter");
+    b.wait_for(
+        "document.querySelector('#controls').textContent.includes('picked red')",
+        "the answer given from the keyboard",
+    );
+    b.screenshot("phone");
+}
+
+#[test]
+fn a_finished_match_replays_frame_by_frame() {
+    let (dir, _) = setup("replay");
+    let rps = common::root().join("examples/rock-paper-scissors");
+    let server = Server::start(&[rps], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+        return;
+    };
+    let m = post(
+        &server,
+        "/games/rock-paper-scissors/matches",
+        &json!({"bots": ["b"]}),
+    );
+    let id = m["matchId"].as_str().expect("match id").to_owned();
+    let ann = post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "ann", "seat": "a"}),
+    );
+    b.open(&seat_url(&server, &ann), LIVE);
+    for round in 1..=3 {
+        b.wait_for(
+            &format!("document.querySelector('#prompt').textContent.includes('Round {round}')"),
+            "the round's prompt",
+        );
+        b.click("#prompt button:not(.default)");
+        b.wait_for(
+            &format!(
+                "document.querySelector('#table').textContent.includes('round {round}: a paper')"
+            ),
+            "the round resolved",
+        );
+    }
+    b.wait_for("!document.querySelector('#result').hidden", "the result");
+    assert!(
+        text_of(&mut b, "#result").contains("a 3"),
+        "{}",
+        text_of(&mut b, "#result")
+    );
+    b.screenshot("01-over");
+    // The scrubber: the last frame is the end, the first the empty table.
+    b.click("header a[href*='replay']");
+    b.wait_for(
+        "/sequence \\d+ of \\d+/.test(document.querySelector('#scrub-label').textContent)",
+        "the scrubber",
+    );
+    assert!(text_of(&mut b, "#table").contains("game over"));
+    b.eval("(() => { const r = document.querySelector('#scrub'); r.value = '0'; r.dispatchEvent(new Event('input')); })()");
+    b.wait_for(
+        "document.querySelector('#scrub-label').textContent.startsWith('sequence 0 ')",
+        "frame 0",
+    );
+    assert!(!text_of(&mut b, "#table").contains("round 1"));
+    b.click("button[aria-label='Next sequence']");
+    b.wait_for(
+        "document.querySelector('#scrub-label').textContent.startsWith('sequence 1 ')",
+        "frame 1",
+    );
+    b.screenshot("02-frame-1");
+    // A page never replays another seat's secrets: the frames are ann's.
+    let frame = serving::request(
+        &server.addr,
+        "GET",
+        &format!("/matches/{id}/frames?seq=9"),
+        ann["token"].as_str(),
+        None,
+    )
+    .json();
+    assert_eq!(frame["observation"]["seat"], json!("a"));
+    assert_eq!(frame["seq"], json!(9));
+}
+
+/// The examples' tables, for the docs (docs/images/ holds copies).
+#[test]
+fn example_tables_are_drawn() {
+    let (dir, _) = setup("examples");
+    let games =
+        ["peek-and-play", "rock-paper-scissors"].map(|g| common::root().join("examples").join(g));
+    let server = Server::start(&games, &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 1200, 820) else {
+        return;
+    };
+    b.open(
+        &format!("http://{}/", server.addr),
+        "document.querySelectorAll('.game').length === 2",
+    );
+    b.screenshot("lobby");
+    for game in ["peek-and-play", "rock-paper-scissors"] {
+        let joined = post(
+            &server,
+            &format!("/games/{game}/enqueue"),
+            &json!({"name": "ann", "bots": true}),
+        );
+        b.open(&seat_url(&server, &joined), LIVE);
+        b.wait_for("document.querySelectorAll('#log li').length > 4", "the log");
+        let drawn = b.eval("document.querySelectorAll('#table [data-id], .hcard').length");
+        assert!(drawn.as_u64().unwrap_or(0) >= 3, "{game}: {drawn}");
+        b.screenshot(game);
+    }
+}
+
+/// A table of 500 pieces: each press changes it, and the page measures the
+/// time from the event's arrival to the redrawn frame (figures written to
+/// `frames.json` in the test's folder, docs/performance.md).
+#[test]
+fn a_table_of_500_pieces_stays_interactive() {
+    let (dir, game) = setup("large");
+    let mut g: Value = serde_json::from_str(GAME).expect("game");
+    let entities = g["entities"].as_array_mut().expect("entities");
+    for i in 0..490 {
+        let (x, z) = (
+            f64::from(i % 35) * 1.8 - 30.0,
+            f64::from(i / 35) * 2.6 + 4.0,
+        );
+        entities.push(json!({"id": format!("c{i:03}"), "tags": ["card"], "props": {"label": format!("{}", i % 13 + 1)},
+            "components": {"transform": {"position": {"x": x, "y": 0, "z": z}}, "grabbable": {}, "flippable": {"flipped": i % 3 == 0}}}));
+    }
+    assert!(entities.len() >= 500);
+    std::fs::write(game.join("game.json"), g.to_string()).expect("game.json");
+    // Presses as fast as the page answers: above a person's rate limit.
+    let server = Server::start(
+        &[game],
+        &dir.join("data"),
+        &["--rate", "1000", "--burst", "1000"],
+    );
+    let Some(mut b) = Browser::start(&dir, 1280, 900) else {
+        return;
+    };
+    let (ann, _) = both_seats(&server);
+    b.open(&seat_url(&server, &ann), LIVE);
+    let drawn = b.eval("document.querySelectorAll('#table [data-id]').length");
+    assert!(drawn.as_u64().unwrap_or(0) >= 490, "{drawn}");
+    b.eval("window.__digipology.frames.length = 0");
+    let presses = 40;
+    for n in 1..=presses {
+        b.click("#button-bump");
+        b.wait_for(
+            &format!("document.querySelector('#counter-score').textContent === '{n}' && window.__digipology.frames.length >= {n}"),
+            "the press redrawn",
+        );
+    }
+    let frames: Vec<f64> =
+        serde_json::from_value(b.eval("window.__digipology.frames")).expect("frames");
+    assert!(frames.len() >= presses, "{frames:?}");
+    let mut sorted = frames.clone();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    let split = b.eval("JSON.stringify({fetchMs: window.__digipology.fetchMs, renderMs: window.__digipology.renderMs})");
+    eprintln!("{split}");
+    let figures = json!({"pieces": drawn, "events": frames.len(), "medianMs": at(0.5), "p95Ms": at(0.95), "maxMs": at(1.0), "framesMs": frames, "split": split});
+    std::fs::write(dir.join("frames.json"), figures.to_string()).expect("figures");
+    eprintln!("500-piece table: event to redrawn frame median {:.1} ms, p95 {:.1} ms, max {:.1} ms over {} events",
+        at(0.5), at(0.95), at(1.0), frames.len());
+    b.screenshot("large");
+}

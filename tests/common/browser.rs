@@ -219,6 +219,41 @@ impl Browser {
         self.mouse("mouseReleased", to.0, to.1, 0);
     }
 
+    /// Presses and releases a key on whatever has the focus (`Tab`,
+    /// `Enter`, or one character).
+    pub fn key(&mut self, key: &str) {
+        let (code, vk, text) = match key {
+            "Tab" => ("Tab".to_owned(), 9, String::new()),
+            "Enter" => ("Enter".to_owned(), 13, "\r".to_owned()),
+            c => (
+                format!("Key{}", c.to_uppercase()),
+                i64::from(c.to_uppercase().as_bytes()[0]),
+                c.to_owned(),
+            ),
+        };
+        let down = json!({"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk, "text": text});
+        self.call("Input.dispatchKeyEvent", down);
+        self.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk}),
+        );
+    }
+
+    /// Presses Tab until `js` is true of `document.activeElement` (at most
+    /// 60 times): the control can be reached from the keyboard.
+    pub fn tab_to(&mut self, js: &str) {
+        for _ in 0..60 {
+            self.key("Tab");
+            let on = self.eval(&format!(
+                "(() => {{ const a = document.activeElement; return !!a && !!({js}); }})()"
+            ));
+            if on == json!(true) {
+                return;
+            }
+        }
+        panic!("Tab never reached an element where {js}");
+    }
+
     /// Saves a PNG of the page as `NAME.png` in the test's folder.
     pub fn screenshot(&mut self, name: &str) -> PathBuf {
         let shot = self.call("Page.captureScreenshot", json!({"format": "png"}));

@@ -20,7 +20,7 @@ const DRAG_PX = 5;
 const FLASH_MS = 1500;
 
 /** What the browser tests read: redraw times after an event arrived. */
-const probe = (window.__digipology = { frames: [], renders: 0 });
+const probe = (window.__digipology = { frames: [], fetchMs: [], renderMs: [], renders: 0 });
 
 // ---- small helpers -------------------------------------------------------
 
@@ -68,6 +68,11 @@ async function api(method, path, { token, body } = {}) {
 /** How a canonical value reads on the page. */
 function show(v) {
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** The match has ended (a running match's result is the seat's status). */
+function over(result) {
+  return !!result && (result.status === 'match_over' || result.status === 'match_aborted');
 }
 
 function seconds(ms) {
@@ -402,6 +407,7 @@ class Table {
         const waiting = this.arrivals.splice(0);
         const query = this.obs ? '' : '?after=0&wait_ms=20000';
         let obs;
+        const asked = performance.now();
         try {
           obs = await api('GET', this.observationPath() + query, { token: this.token });
         } catch (e) {
@@ -413,9 +419,12 @@ class Table {
           this.obs = obs;
           this.obsAt = performance.now();
         }
+        const got = performance.now();
         this.settle();
         this.render();
         if (waiting.length) {
+          probe.fetchMs.push(got - asked);
+          probe.renderMs.push(performance.now() - got);
           requestAnimationFrame(() => {
             const t = performance.now();
             for (const t0 of waiting) probe.frames.push(t - t0);
@@ -668,10 +677,12 @@ class Table {
       const e = this.view.entities[this.dragAt.id];
       if (e) nodes.push(this.piece(e, undefined, now));
     }
+    // A piece that had the focus keeps it across the redraw.
+    const focused = this.svg.contains(document.activeElement) ? document.activeElement.dataset.id : null;
     this.svg.replaceChildren(...nodes);
-    if (this.focusId) {
-      const f = this.svg.querySelector(`[data-id="${CSS.escape(this.focusId)}"]`);
-      if (f && document.activeElement !== f) f.focus({ preventScroll: true });
+    if (focused) {
+      const f = this.svg.querySelector(`[data-id="${CSS.escape(focused)}"]`);
+      if (f) f.focus({ preventScroll: true });
     }
     this.moveGhost(false);
   }
@@ -679,7 +690,8 @@ class Table {
   /** Grows the drawn area to hold every piece (never shrinks, so pieces
    * do not jump while the table changes). */
   fit(pieces) {
-    let b = this.bounds || { x0: -6, z0: -4, x1: 6, z1: 4 };
+    // A table with nothing on it yet is a strip to drop cards on.
+    let b = this.bounds || (pieces.length ? { x0: -6, z0: -4, x1: 6, z1: 4 } : { x0: -8, z0: -1.5, x1: 8, z1: 1.5 });
     for (const e of pieces) {
       const p = e.components.transform.position;
       const c = e.components;
@@ -706,7 +718,6 @@ class Table {
       tabindex: kind === 'zone' || kind === 'snap' ? undefined : 0, role: 'button',
       'aria-label': this.describe(e, kind, count),
     });
-    g.addEventListener('focus', () => { this.focusId = e.id; });
     g.append(...this.shape(e, kind, count));
     if (held && e.heldBy !== this.me) g.append(sv('text', { class: 'label', y: -CARD.h / 2 - 0.3, text: `held by ${this.nameOf(e.heldBy)}` }));
     return g;
@@ -784,9 +795,13 @@ class Table {
   /** Containers off the table (hands): their cards in rows. */
   drawHands() {
     const rows = [];
-    for (const e of Object.values(this.view.entities)) {
-      const c = e.components || {};
-      if (!c.container || c.transform) continue;
+    // The viewer's own hands first, then the open ones, then the closed.
+    const rank = (e) => { const c = e.components.container; return c.owner === this.seat ? 0 : Array.isArray(c.items) ? 1 : 2; };
+    const containers = Object.values(this.view.entities)
+      .filter((e) => e.components && e.components.container && !e.components.transform)
+      .sort((a, b) => rank(a) - rank(b));
+    for (const e of containers) {
+      const c = e.components;
       const hand = el('div', { class: 'hand', 'data-container': e.id });
       const items = contents(c.container);
       for (const id of items) {
@@ -888,7 +903,7 @@ class Table {
   drawClocks() {
     if (!this.obs || this.closed) return;
     const clocks = this.obs.clocks || {};
-    const running = !this.obs.result && this.mode !== 'replay';
+    const running = !over(this.obs.result) && this.mode !== 'replay';
     const gone = running ? performance.now() - this.obsAt : 0;
     const left = (ms) => (ms === null || ms === undefined ? null : ms - gone);
     const rows = [el('h2', { text: 'Clocks' })];
@@ -912,8 +927,8 @@ class Table {
 
   drawResult() {
     const r = this.obs.result;
-    this.resultBox.hidden = !r;
-    if (!r) return;
+    this.resultBox.hidden = !over(r);
+    if (!over(r)) return;
     const scores = r.scores ? Object.entries(r.scores).map(([s, v]) => `${s} ${v}`).join(' · ') : '';
     this.resultBox.textContent = `Match over (${r.status}${r.reason ? `: ${r.reason}` : ''})${scores ? ` — ${scores}` : ''}`;
   }
