@@ -43,6 +43,7 @@ const GAME: &str = r#"{
     { "id": "score", "props": {"label": "Score"}, "components": { "counter": { "value": 0, "min": 0 } } },
     { "id": "bump", "props": {"label": "Bump"}, "components": { "button": {} } },
     { "id": "ask", "props": {"label": "Ask me"}, "components": { "button": {} } },
+    { "id": "boom", "props": {"label": "Boom"}, "components": { "button": {} } },
     { "id": "answer", "components": { "text": { "value": "no answer yet" } } },
     { "id": "card", "tags": ["card"], "props": {"label": "Ace"}, "components": { "transform": { "position": { "x": -3, "y": 0, "z": 0 } }, "grabbable": {}, "flippable": {} } },
     { "id": "slot", "components": { "transform": { "position": { "x": 3, "y": 0, "z": 0 } }, "snap_point": { "capacity": 1, "radius": 1.5, "tags": ["card"] } } },
@@ -60,6 +61,9 @@ fn script(step: i64) -> String {
 function on_button_pressed(event)
   if event.data.entityId == "bump" then
     game.entity("score"):add({step})
+  elseif event.data.entityId == "boom" then
+    game.entity("score"):add(100)
+    error("kaboom")
   elseif event.data.entityId == "ask" then
     ui:prompt(event.data.playerId, "Pick a colour", {{ "red", "blue" }},
       {{ callback = "picked", default = "blue" }})
@@ -178,6 +182,32 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
     );
     assert!(b.eval("document.querySelector('#prompt').hidden") == json!(true));
     b.screenshot("05-answered");
+
+    // A press whose script fails: the prediction is taken back, the log
+    // marks the rejection and the script error with its file and line,
+    // and the table is as it was (the script's +100 rolled back too).
+    b.click("#button-boom");
+    b.wait_for(
+        "[...document.querySelectorAll('#log li.bad')].some((li) => li.textContent.includes('rolled back'))",
+        "the press taken back",
+    );
+    let bad: Vec<String> = serde_json::from_value(
+        b.eval("[...document.querySelectorAll('#log li.bad')].map((li) => li.textContent)"),
+    )
+    .expect("log lines");
+    assert!(
+        bad.iter()
+            .any(|l| l.contains("action.rejected") && l.contains("script_error")),
+        "{bad:?}"
+    );
+    assert!(
+        bad.iter().any(|l| l.contains("script.error")
+            && l.contains("main.lua:7")
+            && l.contains("kaboom")),
+        "{bad:?}"
+    );
+    assert_eq!(text_of(&mut b, "#counter-score"), "1");
+    b.screenshot("06-script-error");
 }
 
 #[test]
@@ -531,4 +561,49 @@ fn a_table_of_500_pieces_stays_interactive() {
     eprintln!("500-piece table: event to redrawn frame median {:.1} ms, p95 {:.1} ms, max {:.1} ms over {} events",
         at(50), at(95), at(100), frames.len());
     b.screenshot("large");
+}
+
+/// The lobby's "Join a match": the page waits for the other seat, then
+/// follows the match live (the other seat's press shows on it).
+#[test]
+fn a_player_who_joins_first_follows_the_match_once_it_starts() {
+    let (dir, game) = setup("lobby");
+    let server = Server::start(&[game], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+        return;
+    };
+    b.open(
+        &format!("http://{}/", server.addr),
+        "document.querySelector('.game')",
+    );
+    b.click(".game .buttons button");
+    b.wait_for(
+        "document.querySelector('#status') && document.querySelector('#status').textContent.includes('waiting')",
+        "the page waiting for players",
+    );
+    b.screenshot("01-waiting");
+    let bob = post(
+        &server,
+        "/games/table-test/enqueue",
+        &json!({"name": "bob"}),
+    );
+    b.wait_for(LIVE, "the match to start on the page");
+    let press = json!({"clientActionId": "bob-1", "action": {"type": "button.press", "payload": {"entityId": "bump"}}});
+    let path = format!(
+        "/matches/{}/actions",
+        bob["matchId"].as_str().expect("match")
+    );
+    let r = request(
+        &server.addr,
+        "POST",
+        &path,
+        bob["token"].as_str(),
+        Some(press.to_string().as_bytes()),
+    );
+    assert_eq!(r.json()["accepted"], json!(true));
+    b.wait_for(
+        "document.querySelector('#counter-score').textContent === '1' && document.querySelector('#log').textContent.includes('button.pressed')",
+        "bob's press on ann's page",
+    );
+    b.screenshot("02-live");
 }

@@ -61,7 +61,14 @@ impl Feed {
                     .push((seq, lines));
             }
         }
-        self.tick.send_replace(tick);
+        // The reload count is the feed's own (a notice may come from
+        // another thread meanwhile).
+        self.tick.send_modify(|t| {
+            *t = Tick {
+                reloads: t.reloads,
+                ..tick
+            };
+        });
     }
 
     /// Tells every stream of the room that its game was reloaded (or

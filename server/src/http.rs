@@ -78,6 +78,8 @@ pub struct App {
     prometheus: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// Open streams per token digest.
     streams: Mutex<HashMap<String, usize>>,
+    /// Replays for frames running at once (each reads and replays a log).
+    frames: tokio::sync::Semaphore,
 }
 
 type Shared = State<Arc<App>>;
@@ -102,6 +104,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         hub,
         prometheus: prometheus(),
         streams: Mutex::new(HashMap::new()),
+        frames: tokio::sync::Semaphore::new(FRAMES_AT_ONCE),
     });
     Router::new()
         .route("/games", get(games))
@@ -714,6 +717,9 @@ async fn submit(
     }
 }
 
+/// Frames replayed at once; more are answered `503 room_busy`.
+const FRAMES_AT_ONCE: usize = 2;
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FrameQuery {
@@ -736,6 +742,13 @@ async fn frame(
         Viewer::Seat(seat.as_str().into())
     } else {
         Viewer::Spectator
+    };
+    let Ok(_permit) = app.frames.try_acquire() else {
+        return Err(ApiError::new(
+            503,
+            "room_busy",
+            "the server is replaying other matches; try again in a moment",
+        ));
     };
     let hub = app.hub.clone();
     let seq = q.seq.unwrap_or(u64::MAX);

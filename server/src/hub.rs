@@ -351,6 +351,7 @@ impl Hub {
             header: m.header.clone(),
             seats,
             begin,
+            designer: m.designer,
         };
         let i = self.next_worker.fetch_add(1, Ordering::Relaxed) % self.workers.len().max(1);
         let work = Work {
@@ -446,7 +447,13 @@ impl Hub {
         }
         let mut lobby = locked(&self.lobby);
         let mut live = Vec::new();
-        for m in lobby.matches.values_mut().filter(|m| m.game.id == game.id) {
+        // A finished match keeps the game it was played with: its log
+        // replays with that one (to be watched again, or replayed).
+        for m in lobby
+            .matches
+            .values_mut()
+            .filter(|m| m.game.id == game.id && m.status != "finished")
+        {
             m.game = game.clone();
             live.extend(m.live_handle());
         }
@@ -466,10 +473,12 @@ impl Hub {
     /// A past moment of a match as `viewer` saw it: the match rebuilt from
     /// its log up to sequence `seq` (its last when beyond), observed then.
     /// Answers `{seq, last, observation}`. Reads the log and replays it
-    /// from the start: call it off the async threads.
+    /// from the start, every state hash checked (a frame is never a
+    /// history that did not happen): call it off the async threads.
     ///
     /// # Errors
-    /// No such match, it has not started, or its log does not replay.
+    /// No such match, it has not started or has stopped, or its log does
+    /// not replay to the same hashes.
     pub fn frame(&self, match_id: &str, viewer: &Viewer, seq: u64) -> Result<Value, Refusal> {
         let (game, header) = {
             let lobby = locked(&self.lobby);
@@ -479,6 +488,9 @@ impl Hub {
                 .ok_or_else(|| unknown(match_id))?;
             if m.status == "open" {
                 return Err((409, "not_started", "this match waits for players".into()));
+            }
+            if m.stopped {
+                return Err((503, "room_unavailable", "this room stopped".into()));
             }
             (m.game.clone(), m.header.clone())
         };
@@ -495,8 +507,8 @@ impl Hub {
                 format!("the log does not replay: {e}"),
             )
         };
-        let sink = Shared(std::rc::Rc::new(std::cell::RefCell::new(Vec::new())));
-        let mut room = build(&game, &header, sink).map_err(unreplayable)?;
+        let record = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut room = build(&game, &header, Shared(record.clone())).map_err(unreplayable)?;
         room.autofire = false;
         let mut last = 0;
         let mut shown = None;
@@ -504,6 +516,14 @@ impl Hub {
             let said = room
                 .replay_line(line, &mut std::io::sink())
                 .map_err(|e| unreplayable(e.to_string()))?;
+            // The record the replay writes is not kept.
+            record.borrow_mut().clear();
+            if room.kernel().state_hash() != said.hash {
+                return Err(unreplayable(format!(
+                    "sequence {} does not reach the logged state (the game's files changed since)",
+                    said.seq
+                )));
+            }
             last = said.seq;
             if shown.is_none() && said.seq >= seq {
                 shown = Some(room.observation_at(viewer, room.clock()));

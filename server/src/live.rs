@@ -91,6 +91,9 @@ pub struct Spec {
     pub seats: BTreeMap<String, SeatInfo>,
     /// New or recovered.
     pub begin: Begin,
+    /// A designer's match: its script errors and rejections reach its
+    /// viewers in full (docs/table.md).
+    pub designer: bool,
 }
 
 /// A record sink the room writes into and the task drains.
@@ -112,6 +115,8 @@ struct Live {
     game: Arc<crate::hub::Game>,
     /// The record header it runs under.
     header: Value,
+    /// A designer's match (see [`Spec::designer`]).
+    designer: bool,
     room: Room,
     record: Rc<RefCell<Vec<u8>>>,
     hub: Arc<crate::hub::Hub>,
@@ -229,6 +234,7 @@ impl Live {
             id: spec.match_id,
             game: spec.game,
             header: spec.header,
+            designer: spec.designer,
             room,
             record,
             hub,
@@ -433,6 +439,7 @@ impl Live {
         // What the rebuild wrote is not the match's record.
         self.record.borrow_mut().clear();
         self.room = rebuilt?;
+        self.finished = self.room.is_over();
         self.game = game;
         Ok("game.json changed: restarted the table and replayed the match on it")
     }
@@ -489,6 +496,23 @@ impl Live {
     /// rejected (its code and message as the seat sees them), with the
     /// events of that sequence the seat sees (a sensing call's answer
     /// among them).
+    /// Whose sight an event is written with for `viewer`: in a designer's
+    /// match a script error and a rejection are written whole (its maker
+    /// knows its seed, so every shuffle, already; the designer needs the
+    /// error's text, file and line), otherwise as `viewer` may see them.
+    fn sight<'a>(&self, e: &digipology_kernel::Event, viewer: &'a Viewer) -> &'a Viewer {
+        const REFEREE: &Viewer = &Viewer::Referee;
+        let error = matches!(
+            e.kind,
+            EventKind::ScriptError { .. } | EventKind::ActionRejected { .. }
+        );
+        if self.designer && error {
+            REFEREE
+        } else {
+            viewer
+        }
+    }
+
     fn verdict(&self, seat: &str, seq: u64) -> String {
         let viewer = Viewer::Seat(seat.into());
         let state = self.room.kernel().state();
@@ -497,7 +521,7 @@ impl Live {
         let mut line = String::new();
         for e in self.room.peek_events().iter().filter(|e| e.seq == seq) {
             line.clear();
-            if !state.write_event_for(e, &viewer, &mut line) {
+            if !state.write_event_for(e, self.sight(e, &viewer), &mut line) {
                 continue;
             }
             let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
@@ -630,7 +654,7 @@ impl Live {
             let mut current: Option<(u64, String)> = None;
             for e in &events {
                 line.clear();
-                if !state.write_event_for(e, viewer, &mut line) {
+                if !state.write_event_for(e, self.sight(e, viewer), &mut line) {
                     continue;
                 }
                 match &mut current {

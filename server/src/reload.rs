@@ -29,21 +29,27 @@ pub fn watch(hub: &Arc<Hub>) -> Result<Vec<notify::RecommendedWatcher>, String> 
     let mut watchers = Vec::new();
     for game in hub.games() {
         let dir = game.package.dir.clone();
+        let root = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
         let tx = tx.clone();
         let id = game.id.clone();
+        let watched = dir.clone();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
             if !(event.kind.is_modify() || event.kind.is_create() || event.kind.is_remove()) {
                 return;
             }
-            if event.paths.iter().any(|p| relevant(p)) {
+            if event.paths.iter().any(|p| {
+                p.strip_prefix(&dir)
+                    .or_else(|_| p.strip_prefix(&root))
+                    .is_ok_and(relevant)
+            }) {
                 let _ = tx.send(id.clone());
             }
         })
-        .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+        .map_err(|e| format!("cannot watch {}: {e}", game.package.dir.display()))?;
         watcher
-            .watch(&dir, RecursiveMode::Recursive)
-            .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+            .watch(&watched, RecursiveMode::Recursive)
+            .map_err(|e| format!("cannot watch {}: {e}", watched.display()))?;
         watchers.push(watcher);
     }
     let hub = hub.clone();
@@ -69,7 +75,8 @@ pub fn watch(hub: &Arc<Hub>) -> Result<Vec<notify::RecommendedWatcher>, String> 
     Ok(watchers)
 }
 
-/// A script or game.json, not a scenario test's file.
+/// A script or game.json, not a scenario test's file (`path` within the
+/// game's folder).
 fn relevant(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "lua" || e == "json")
         && !path.components().any(|c| c.as_os_str() == "tests")

@@ -21,6 +21,13 @@ const FLASH_MS = 1500;
 
 /** What the browser tests read: redraw times after an event arrived. */
 const probe = (window.__digipology = { frames: [], fetchMs: [], renderMs: [], renders: 0 });
+/** Measurements kept (the latest). */
+const PROBE_MAX = 1000;
+
+function measure(list, ms) {
+  list.push(ms);
+  if (list.length > PROBE_MAX) list.splice(0, list.length - PROBE_MAX);
+}
 
 // ---- small helpers -------------------------------------------------------
 
@@ -123,8 +130,10 @@ function route() {
   const p = hashParams();
   // A seat link (`#match=…&seat=…&token=…`): keep the token, drop it from
   // the address bar and the history.
+  // A token this browser already holds for the seat is kept: a link
+  // cannot swap it for another.
   if (p.get('match') && p.get('seat') && p.get('token')) {
-    seats.put(p.get('match'), p.get('seat'), p.get('token'));
+    if (!seats.all(p.get('match'))[p.get('seat')]) seats.put(p.get('match'), p.get('seat'), p.get('token'));
     p.delete('token');
     history.replaceState(null, '', `#${p.toString()}`);
   }
@@ -290,6 +299,28 @@ function contents(container) {
   return list;
 }
 
+/** Runs `draw` (which rebuilds `box`), keeping the keyboard focus on the
+ * control of the same id or piece when it had it. */
+function keepFocus(box, draw) {
+  const a = document.activeElement;
+  const key = a && box.contains(a) ? (a.id ? `#${CSS.escape(a.id)}` : a.dataset && a.dataset.id ? `[data-id="${CSS.escape(a.dataset.id)}"]` : null) : null;
+  draw();
+  if (key) {
+    const again = box.querySelector(key);
+    if (again) again.focus({ preventScroll: true });
+  }
+}
+
+/** Puts `nodes` in `box` unless it shows the same already: a control is
+ * not replaced under the pointer (a click pressed on one node and
+ * released on its replacement is lost) when nothing about it changed. */
+function swap(box, nodes) {
+  const html = nodes.map((n) => n.outerHTML).join('');
+  if (box.drawn === html) return;
+  box.drawn = html;
+  box.replaceChildren(...nodes);
+}
+
 function targets(a) {
   const p = a.payload || {};
   return p.entityId || p.deckId || p.stackId || null;
@@ -324,6 +355,8 @@ class Table {
     this.onUp = (e) => this.pointerUp(e);
     document.addEventListener('pointermove', this.onMove);
     document.addEventListener('pointerup', this.onUp);
+    document.addEventListener('pointercancel', this.onUp);
+    window.addEventListener('blur', this.onUp);
   }
 
   close() {
@@ -332,6 +365,8 @@ class Table {
     if (this.stream) this.stream.close();
     document.removeEventListener('pointermove', this.onMove);
     document.removeEventListener('pointerup', this.onUp);
+    document.removeEventListener('pointercancel', this.onUp);
+    window.removeEventListener('blur', this.onUp);
   }
 
   get me() {
@@ -380,13 +415,19 @@ class Table {
     this.title.textContent = `${game.name || summary.gameId} · ${this.matchId}`;
     document.title = `${game.name || summary.gameId} — Digipology`;
     if (summary.status === 'finished') this.replayLink.hidden = false;
+    if (summary.status === 'open') {
+      const free = summary.seats.filter((s) => !s.taken).map((s) => s.seat);
+      this.status.textContent = `waiting for players (seat${free.length === 1 ? '' : 's'} ${free.join(', ')} free)…`;
+    }
     if (this.mode === 'replay') {
       this.setupScrubber();
       this.openStream();
       return;
     }
-    this.openStream();
+    // The stream opens once the match has started (before, the server
+    // refuses it, and a browser does not retry a refused stream).
     await this.refresh();
+    if (!this.closed) this.openStream();
   }
 
   // ---- observations and the stream ----
@@ -411,7 +452,12 @@ class Table {
         try {
           obs = await api('GET', this.observationPath() + query, { token: this.token });
         } catch (e) {
-          if (e.code === 'not_started') { this.status.textContent = 'waiting for players…'; this.again = true; continue; }
+          if (e.code === 'not_started') {
+            this.status.textContent = 'waiting for players…';
+            await new Promise((ok) => { setTimeout(ok, 250); });
+            this.again = true;
+            continue;
+          }
           throw e;
         }
         if (this.closed) return;
@@ -423,35 +469,41 @@ class Table {
         this.settle();
         this.render();
         if (waiting.length) {
-          probe.fetchMs.push(got - asked);
-          probe.renderMs.push(performance.now() - got);
+          measure(probe.fetchMs, got - asked);
+          measure(probe.renderMs, performance.now() - got);
           requestAnimationFrame(() => {
             const t = performance.now();
-            for (const t0 of waiting) probe.frames.push(t - t0);
+            for (const t0 of waiting) measure(probe.frames, t - t0);
           });
         }
       } while (this.again && !this.closed);
     } catch (e) {
       this.say('bad', `observation failed: ${e.code || ''} ${e.message}`);
+      // Try again in a moment (a busy room, the rate limit, a restart).
+      if (!this.closed) setTimeout(() => this.refresh(), 1000);
     } finally {
       this.fetching = false;
     }
   }
 
-  openStream() {
-    const path = this.mode === 'watch' || !this.token
-      ? `/matches/${this.matchId}/spectate/events`
-      : `/matches/${this.matchId}/events?token=${encodeURIComponent(this.token)}`;
+  openStream(after) {
+    const q = new URLSearchParams();
+    if (this.mode !== 'watch' && this.token) q.set('token', this.token);
+    if (after) q.set('after', after);
+    const path = `/matches/${encodeURIComponent(this.matchId)}/${this.mode === 'watch' || !this.token ? 'spectate/events' : 'events'}?${q}`;
     const es = new EventSource(path);
+    es.lastId = after || '';
     this.stream = es;
     es.addEventListener('events', (e) => {
-      this.arrivals.push(performance.now());
+      es.lastId = e.lastEventId;
+      if (this.mode !== 'replay') this.arrivals.push(performance.now());
       for (const line of e.data.split('\n')) {
         try { this.logEvent(JSON.parse(line)); } catch (_) { /* a line the page cannot read */ }
       }
       this.refresh();
     });
     es.addEventListener('over', () => {
+      this.ended = true;
       es.close();
       this.replayLink.hidden = false;
       this.refresh();
@@ -465,8 +517,17 @@ class Table {
       this.noticeBox.textContent = n.ok ? `Reloaded: ${n.message}` : n.message;
       this.refresh();
     });
-    es.addEventListener('open', () => { if (this.status.textContent === 'reconnecting…') this.status.textContent = 'live'; });
-    es.addEventListener('error', () => { if (es.readyState !== EventSource.CLOSED) this.status.textContent = 'reconnecting…'; });
+    es.addEventListener('open', () => { this.retry = 0; });
+    es.addEventListener('error', () => {
+      if (this.closed || this.ended) return;
+      this.status.textContent = 'reconnecting…';
+      // The browser retries a dropped stream itself; one the server
+      // refused is closed, so open it again, from the last id it got.
+      if (es.readyState === EventSource.CLOSED) {
+        this.retry = Math.min((this.retry || 0) + 1, 6);
+        setTimeout(() => { if (!this.closed && this.stream === es) this.openStream(es.lastId); }, 500 * 2 ** this.retry);
+      }
+    });
   }
 
   // ---- acting ----
@@ -485,7 +546,7 @@ class Table {
           token: this.token, body: { clientActionId: id, action: { type, payload } },
         });
         if (ans.accepted) p.seq = ans.seq;
-        else this.rollback(p, `${ans.code}: ${ans.message}`);
+        else this.rollback(p, ans.message ? `${ans.code}: ${ans.message}` : ans.code);
       } catch (e) {
         this.rollback(p, `${e.code}: ${e.message}`);
       }
@@ -493,7 +554,7 @@ class Table {
       this.settle();
       this.render();
       if (p.seq !== null && this.obs.seq < p.seq) this.refresh();
-    });
+    }).catch((e) => this.say('bad', `the page failed: ${e.message}`));
   }
 
   actOn(id, type) {
@@ -504,7 +565,9 @@ class Table {
   rollback(p, why) {
     this.pending = this.pending.filter((x) => x !== p);
     const target = p.payload.entityId;
-    if (target) this.flash.set(target, performance.now() + FLASH_MS);
+    const now = performance.now();
+    for (const [id, until] of this.flash) if (until < now) this.flash.delete(id);
+    if (target) this.flash.set(target, now + FLASH_MS);
     this.say('bad', `${p.type}${target ? ` ${target}` : ''} ${p.predicted ? 'rolled back' : 'refused'}: ${why}`);
     setTimeout(() => this.render(), FLASH_MS + 20);
   }
@@ -557,12 +620,18 @@ class Table {
     this.moveGhost();
   }
 
+  /** The press ends: a click, or the drag's drop. A drag the browser
+   * cancelled (a touch taken over, the window left) puts the piece down
+   * where it was last drawn, so it is never left held. */
   pointerUp(e) {
     const pr = this.press;
     this.press = null;
     if (!pr) return;
-    if (!pr.moved) { this.click(pr.id); return; }
-    const at = this.toWorld(e);
+    if (!pr.moved) {
+      if (e.type === 'pointerup') this.click(pr.id);
+      return;
+    }
+    const at = e.type === 'pointerup' ? this.toWorld(e) : this.dragAt || this.positionOf(this.entity(pr.id));
     this.dragAt = null;
     this.drop(pr.id, at);
   }
@@ -635,10 +704,10 @@ class Table {
     this.view = this.shown();
     this.status.textContent = this.mode === 'replay' ? 'replay'
       : `${this.mode === 'watch' ? 'watching' : `seat ${this.seat}`} · seq ${this.obs.seq}${this.obs.phase ? ` · phase ${this.obs.phase}` : ''}${this.obs.participation ? ` · ${this.obs.participation}` : ''}`;
-    this.drawTable();
-    this.drawHands();
-    this.drawControls();
-    this.drawSelection();
+    keepFocus(this.svg, () => this.drawTable());
+    keepFocus(this.handsBox, () => this.drawHands());
+    keepFocus(this.controlsBox, () => this.drawControls());
+    keepFocus(this.selectionBox, () => this.drawSelection());
     this.drawPrompt();
     this.drawClocks();
     this.drawResult();
@@ -677,13 +746,7 @@ class Table {
       const e = this.view.entities[this.dragAt.id];
       if (e) nodes.push(this.piece(e, undefined, now));
     }
-    // A piece that had the focus keeps it across the redraw.
-    const focused = this.svg.contains(document.activeElement) ? document.activeElement.dataset.id : null;
     this.svg.replaceChildren(...nodes);
-    if (focused) {
-      const f = this.svg.querySelector(`[data-id="${CSS.escape(focused)}"]`);
-      if (f) f.focus({ preventScroll: true });
-    }
     this.moveGhost(false);
   }
 
@@ -826,7 +889,7 @@ class Table {
       if (!items.length) hand.append(el('span', { class: 'muted', text: 'empty' }));
       rows.push(el('section', {}, el('h2', { text: `${labelOf(e)} (${items.length})` }), hand));
     }
-    this.handsBox.replaceChildren(...rows);
+    swap(this.handsBox, rows);
   }
 
   /** Counters, buttons and text that have no place on the table. */
@@ -839,9 +902,9 @@ class Table {
       if (kind === 'counter') {
         const row = el('div', { class: 'row', 'data-id': e.id }, el('span', { text: labelOf(e) }),
           el('span', { class: 'value', id: `counter-${e.id}`, text: String(c.counter.value) }));
-        for (const a of this.legal(e.id).filter((x) => x.type.startsWith('counter.'))) {
-          row.append(el('button', { 'aria-label': `${labelOf(e)} ${actionLabel(a)}`, onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
-        }
+        this.legal(e.id).filter((x) => x.type.startsWith('counter.')).forEach((a, i) => {
+          row.append(el('button', { id: `counter-${e.id}-${i}`, 'aria-label': `${labelOf(e)} ${actionLabel(a)}`, onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
+        });
         rows.push(row);
       } else if (kind === 'button') {
         rows.push(el('div', { class: 'row' }, el('button', {
@@ -852,7 +915,7 @@ class Table {
         rows.push(el('div', { class: 'row' }, el('span', { text: show(c.text.value) })));
       }
     }
-    this.controlsBox.replaceChildren(el('h2', { text: 'Controls' }), ...(rows.length ? rows : [el('span', { class: 'muted', text: 'none' })]));
+    swap(this.controlsBox, [el('h2', { text: 'Controls' }), ...(rows.length ? rows : [el('span', { class: 'muted', text: 'none' })])]);
   }
 
   drawSelection() {
@@ -860,13 +923,13 @@ class Table {
     const e = id && this.view.entities[id];
     if (!e) { this.selectionBox.hidden = true; return; }
     const buttons = this.legal(id).filter((a) => a.type !== 'entity.grab' || !this.me || e.heldBy !== this.me)
-      .map((a) => el('button', { onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
+      .map((a, i) => el('button', { id: `selected-${i}`, onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
     if (this.me && e.heldBy === this.me) {
-      buttons.push(el('button', { onclick: () => { const at = this.dragAt || this.positionOf(e); this.dragAt = null; this.drop(id, at); } }, 'Put down'));
+      buttons.push(el('button', { id: 'selected-put-down', onclick: () => { const at = this.dragAt || this.positionOf(e); this.dragAt = null; this.drop(id, at); } }, 'Put down'));
     }
     this.selectionBox.hidden = false;
-    this.selectionBox.replaceChildren(el('h2', { text: `Selected: ${this.describe(e, kindOf(e))}` }),
-      el('div', { class: 'buttons' }, buttons.length ? buttons : el('span', { class: 'muted', text: 'nothing you can do with it now' })));
+    swap(this.selectionBox, [el('h2', { text: `Selected: ${this.describe(e, kindOf(e))}` }),
+      el('div', { class: 'buttons' }, buttons.length ? buttons : el('span', { class: 'muted', text: 'nothing you can do with it now' }))]);
   }
 
   drawPrompt() {
@@ -941,10 +1004,11 @@ class Table {
     let kind = '';
     if (ev.type === 'action.rejected') {
       kind = 'bad';
-      text += ` ${d.actionType || ''}: ${d.code} — ${d.message}`;
+      text += ` ${d.actionType || ''}: ${d.code}${d.message ? ` — ${d.message}` : ''}`;
     } else if (ev.type === 'script.error') {
+      // Its text (file and line) reaches seats in a designer's match only.
       kind = 'bad';
-      text += ` in ${d.function || '?'} (${d.kind}): ${d.message}`;
+      text += ` in ${d.scriptId || '?'} ${d.function || '?'} (${d.kind})${d.message ? `: ${d.message}` : ' — the details show at a designer table'}`;
     } else if (ev.data !== undefined) {
       const j = JSON.stringify(ev.data);
       text += ` ${j.length > 140 ? `${j.slice(0, 140)}…` : j}`;
@@ -984,6 +1048,7 @@ class Table {
       while (this.wantFrame !== undefined) {
         const want = this.wantFrame;
         this.wantFrame = undefined;
+        this.lastWant = want;
         const q = want === null ? '' : `?seq=${want}`;
         const f = await api('GET', `/matches/${this.matchId}/frames${q}`, { token: this.token });
         if (this.closed) return;
@@ -995,7 +1060,9 @@ class Table {
         this.render();
       }
     } catch (e) {
-      this.say('bad', `replay failed: ${e.message}`);
+      this.say('bad', `replay failed: ${e.code}: ${e.message}`);
+      // The server replays a few matches at once: ask again shortly.
+      if (e.code === 'room_busy' && !this.closed) setTimeout(() => this.frame(this.wantFrame === undefined ? this.lastWant : this.wantFrame), 500);
     } finally {
       this.loadingFrame = false;
     }
