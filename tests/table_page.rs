@@ -88,6 +88,47 @@ fn setup(name: &str) -> (PathBuf, PathBuf) {
     (dir, game)
 }
 
+/// One test's rig: its folder, the test game's folder, a server and a
+/// browser (`None` when no Chromium is installed and none is required).
+struct Rig {
+    game: PathBuf,
+    server: Server,
+    b: Browser,
+}
+
+/// Starts a server of `examples` (the test game when empty) with `extra`
+/// flags, and a browser `size` CSS pixels large, in the test's folder.
+fn rig(name: &str, examples: &[&str], extra: &[&str], size: (u32, u32)) -> Option<Rig> {
+    let (dir, game) = setup(name);
+    let games: Vec<PathBuf> = if examples.is_empty() {
+        vec![game.clone()]
+    } else {
+        examples
+            .iter()
+            .map(|g| common::root().join("examples").join(g))
+            .collect()
+    };
+    let server = Server::start(&games, &dir.join("data"), extra);
+    let b = Browser::start(&dir, size.0, size.1)?;
+    Some(Rig { game, server, b })
+}
+
+/// A designer's rock-paper-scissors with a bot in seat b and `config`
+/// merged onto its match config; Ann's join answer for seat a.
+fn rps_as_ann(server: &Server, config: &Value) -> Value {
+    let m = post(
+        server,
+        "/games/rock-paper-scissors/matches",
+        &json!({"bots": ["b"], "match": config}),
+    );
+    let id = m["matchId"].as_str().expect("match id");
+    post(
+        server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "ann", "seat": "a"}),
+    )
+}
+
 /// A designer's match of the test game with both seats taken: the seats'
 /// join answers.
 fn both_seats(server: &Server) -> (Value, Value) {
@@ -138,9 +179,7 @@ fn html(b: &mut Browser) -> String {
 
 #[test]
 fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
-    let (dir, game) = setup("play");
-    let server = Server::start(&[game], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig { server, mut b, .. }) = rig("play", &[], &[], (1200, 900)) else {
         return;
     };
     let (ann, _) = both_seats(&server);
@@ -212,9 +251,7 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
 
 #[test]
 fn a_seats_page_never_holds_another_seats_hidden_card() {
-    let (dir, game) = setup("canary");
-    let server = Server::start(&[game], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig { server, mut b, .. }) = rig("canary", &[], &[], (1200, 900)) else {
         return;
     };
     let (ann, bob) = both_seats(&server);
@@ -281,23 +318,14 @@ fn a_seats_page_never_holds_another_seats_hidden_card() {
 
 #[test]
 fn a_decision_runs_out_into_the_safe_default() {
-    let (dir, _) = setup("expiry");
-    let rps = common::root().join("examples/rock-paper-scissors");
-    let server = Server::start(&[rps], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig { server, mut b, .. }) = rig("expiry", &["rock-paper-scissors"], &[], (1200, 900))
+    else {
         return;
     };
-    let m = post(
+    let ann = rps_as_ann(
         &server,
-        "/games/rock-paper-scissors/matches",
-        &json!({"bots": ["b"], "match": {"timing": {"decisionLimitMs": 1500,
-            "phaseLimits": {"choose": {"ms": 3000, "closure": "ready_or_deadline"}}}}}),
-    );
-    let id = m["matchId"].as_str().expect("match id");
-    let ann = post(
-        &server,
-        &format!("/matches/{id}/join"),
-        &json!({"name": "ann", "seat": "a"}),
+        &json!({"timing": {"decisionLimitMs": 1500,
+            "phaseLimits": {"choose": {"ms": 3000, "closure": "ready_or_deadline"}}}}),
     );
     b.open(&seat_url(&server, &ann), LIVE);
     b.wait_for(
@@ -324,9 +352,12 @@ fn a_decision_runs_out_into_the_safe_default() {
 
 #[test]
 fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
-    let (dir, game) = setup("watch");
-    let server = Server::start(std::slice::from_ref(&game), &dir.join("data"), &["--watch"]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig {
+        game,
+        server,
+        mut b,
+    }) = rig("watch", &[], &["--watch"], (1200, 900))
+    else {
         return;
     };
     let (ann, _) = both_seats(&server);
@@ -348,6 +379,23 @@ fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
         "the new rule",
     );
     b.screenshot("01-new-rule");
+    // game.json changes: the table is rebuilt from it and the match's
+    // inputs replayed on it — both presses now under the +10 rule.
+    let mut g: Value = serde_json::from_str(GAME).expect("game");
+    g["entities"]
+        .as_array_mut()
+        .expect("entities")
+        .push(json!({"id": "note", "components": {"text": {"value": "version two"}}}));
+    std::fs::write(game.join("game.json"), g.to_string()).expect("game.json edit");
+    b.wait_for(
+        "document.querySelector('#log').textContent.includes('game.json changed')",
+        "the rebuild notice",
+    );
+    b.wait_for(
+        "document.querySelector('#controls').textContent.includes('version two') && document.querySelector('#counter-score').textContent === '20'",
+        "the new table with the match replayed on it",
+    );
+    b.screenshot("02-new-table");
     // A broken edit: the error shows on the page, the last good code runs.
     std::fs::write(
         game.join("scripts/main.lua"),
@@ -358,17 +406,15 @@ fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
     assert!(text_of(&mut b, "#notice").contains("previous code keeps running"));
     b.click("#button-bump");
     b.wait_for(
-        "document.querySelector('#counter-score').textContent === '21'",
+        "document.querySelector('#counter-score').textContent === '30'",
         "the old code still running",
     );
-    b.screenshot("02-broken-edit");
+    b.screenshot("03-broken-edit");
 }
 
 #[test]
 fn at_phone_width_everything_is_reachable_from_the_keyboard() {
-    let (dir, game) = setup("phone");
-    let server = Server::start(&[game], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 390, 844) else {
+    let Some(Rig { server, mut b, .. }) = rig("phone", &[], &[], (390, 844)) else {
         return;
     };
     let (ann, _) = both_seats(&server);
@@ -409,23 +455,12 @@ fn at_phone_width_everything_is_reachable_from_the_keyboard() {
 
 #[test]
 fn a_finished_match_replays_frame_by_frame() {
-    let (dir, _) = setup("replay");
-    let rps = common::root().join("examples/rock-paper-scissors");
-    let server = Server::start(&[rps], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig { server, mut b, .. }) = rig("replay", &["rock-paper-scissors"], &[], (1200, 900))
+    else {
         return;
     };
-    let m = post(
-        &server,
-        "/games/rock-paper-scissors/matches",
-        &json!({"bots": ["b"]}),
-    );
-    let id = m["matchId"].as_str().expect("match id").to_owned();
-    let ann = post(
-        &server,
-        &format!("/matches/{id}/join"),
-        &json!({"name": "ann", "seat": "a"}),
-    );
+    let ann = rps_as_ann(&server, &json!({}));
+    let id = ann["matchId"].as_str().expect("match id").to_owned();
     b.open(&seat_url(&server, &ann), LIVE);
     for round in 1..=3 {
         b.wait_for(
@@ -482,11 +517,8 @@ fn a_finished_match_replays_frame_by_frame() {
 /// The examples' tables, for the docs (docs/images/ holds copies).
 #[test]
 fn example_tables_are_drawn() {
-    let (dir, _) = setup("examples");
-    let games =
-        ["peek-and-play", "rock-paper-scissors"].map(|g| common::root().join("examples").join(g));
-    let server = Server::start(&games, &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 820) else {
+    let examples = ["peek-and-play", "rock-paper-scissors"];
+    let Some(Rig { server, mut b, .. }) = rig("examples", &examples, &[], (1200, 820)) else {
         return;
     };
     b.open(
@@ -494,7 +526,7 @@ fn example_tables_are_drawn() {
         "document.querySelectorAll('.game').length === 2",
     );
     b.screenshot("lobby");
-    for game in ["peek-and-play", "rock-paper-scissors"] {
+    for game in examples {
         let joined = post(
             &server,
             &format!("/games/{game}/enqueue"),
@@ -567,9 +599,7 @@ fn a_table_of_500_pieces_stays_interactive() {
 /// follows the match live (the other seat's press shows on it).
 #[test]
 fn a_player_who_joins_first_follows_the_match_once_it_starts() {
-    let (dir, game) = setup("lobby");
-    let server = Server::start(&[game], &dir.join("data"), &[]);
-    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+    let Some(Rig { server, mut b, .. }) = rig("lobby", &[], &[], (1200, 900)) else {
         return;
     };
     b.open(
