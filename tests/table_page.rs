@@ -43,6 +43,8 @@ const GAME: &str = r#"{
     { "id": "score", "props": {"label": "Score"}, "components": { "counter": { "value": 0, "min": 0 } } },
     { "id": "bump", "props": {"label": "Bump"}, "components": { "button": {} } },
     { "id": "ask", "props": {"label": "Ask me"}, "components": { "button": {} } },
+    { "id": "sure", "props": {"label": "Are you sure"}, "components": { "button": {} } },
+    { "id": "count", "props": {"label": "How many"}, "components": { "button": {} } },
     { "id": "boom", "props": {"label": "Boom"}, "components": { "button": {} } },
     { "id": "answer", "components": { "text": { "value": "no answer yet" } } },
     { "id": "card", "tags": ["card"], "props": {"label": "Ace"}, "components": { "transform": { "position": { "x": -3, "y": 0, "z": 0 } }, "grabbable": {}, "flippable": {} } },
@@ -67,11 +69,15 @@ function on_button_pressed(event)
   elseif event.data.entityId == "ask" then
     ui:prompt(event.data.playerId, "Pick a colour", {{ "red", "blue" }},
       {{ callback = "picked", default = "blue" }})
+  elseif event.data.entityId == "sure" then
+    ui:confirm(event.data.playerId, "Really?", {{ callback = "picked", default = true }})
+  elseif event.data.entityId == "count" then
+    ui:number_prompt(event.data.playerId, "How many?", {{ callback = "picked", min = 1, max = 5 }})
   end
 end
 
 function picked(answer, event)
-  game.entity("answer"):set_text("picked " .. answer)
+  game.entity("answer"):set_text("picked " .. tostring(answer))
 end
 "#
     )
@@ -221,6 +227,32 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
     );
     assert!(b.eval("document.querySelector('#prompt').hidden") == json!(true));
     b.screenshot("05-answered");
+
+    // A yes/no prompt (yes is its default) and a number prompt (typed,
+    // then Enter).
+    b.click("#button-sure");
+    b.wait_for(
+        "document.querySelector('#prompt').textContent.includes('Really?')",
+        "the confirm prompt",
+    );
+    assert!(text_of(&mut b, "#prompt").contains("yes (default)"));
+    b.click("#prompt button:not(.default)");
+    b.wait_for(
+        "document.querySelector('#controls').textContent.includes('picked false')",
+        "no, answered",
+    );
+    b.click("#button-count");
+    b.wait_for(
+        "document.querySelector('#prompt input[type=number]')",
+        "the number prompt",
+    );
+    b.eval("document.querySelector('#prompt input').value = '3'");
+    b.click("#prompt input");
+    b.key("Enter");
+    b.wait_for(
+        "document.querySelector('#controls').textContent.includes('picked 3')",
+        "3, answered with Enter",
+    );
 
     // A press whose script fails: the prediction is taken back, the log
     // marks the rejection and the script error with its file and line,
@@ -431,6 +463,18 @@ fn at_phone_width_everything_is_reachable_from_the_keyboard() {
         "document.querySelector('#table [data-id=\"card\"] rect.back')",
         "the card face down",
     );
+    // Face down it is a card the seat sees under another name, which no
+    // legal-action list names: the page still offers to flip it back.
+    b.wait_for(
+        "!document.querySelector('#table [data-id=\"card\"]') && document.querySelector('#table rect.back')",
+        "the server's face-down card",
+    );
+    b.tab_to("a.closest && a.closest('#table') && a.querySelector('rect.back')");
+    b.key("f");
+    b.wait_for(
+        "document.querySelector('#table [data-id=\"card\"] rect.face') && [...document.querySelectorAll('#log li')].filter((li) => li.dataset.type === 'entity.flipped').length === 2",
+        "the card face up again, by the server",
+    );
     // Tab to the button, press it with Enter: the counter moves.
     b.tab_to("a.id === 'button-bump'");
     b.key("Enter");
@@ -495,6 +539,14 @@ fn a_finished_match_replays_frame_by_frame() {
         "frame 0",
     );
     assert!(!text_of(&mut b, "#table").contains("round 1"));
+    // The log as it stood at that frame (the later entries are there,
+    // hidden).
+    b.wait_for(
+        "[...document.querySelectorAll('#log li')].filter((li) => Number(li.dataset.seq) > 5).length > 0",
+        "the replay's log",
+    );
+    let later = b.eval("[...document.querySelectorAll('#log li')].filter((li) => Number(li.dataset.seq) > 0 && !li.hidden).length");
+    assert_eq!(later, json!(0));
     b.click("button[aria-label='Next sequence']");
     b.wait_for(
         "document.querySelector('#scrub-label').textContent.startsWith('sequence 1 ')",

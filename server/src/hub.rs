@@ -671,16 +671,18 @@ impl Hub {
     pub fn enqueue(&self, game_id: &str, req: JoinRequest, bots: bool) -> Result<Joined, Refusal> {
         let game = self.game(game_id)?;
         let mut lobby = locked(&self.lobby);
+        // The oldest open match (ids count up: `m9-…` before `m10-…`).
         let open = lobby
             .matches
             .values()
-            .find(|m| {
+            .filter(|m| {
                 !bots
                     && !m.designer
                     && m.status == "open"
                     && m.game.id == game.id
                     && m.seats.iter().any(|s| !s.taken)
             })
+            .min_by_key(|m| (m.created_ms, m.id.len(), m.id.clone()))
             .map(|m| m.id.clone());
         let (id, mut durable) = match open {
             Some(id) => (id, Vec::new()),
@@ -838,7 +840,7 @@ impl Hub {
             return Err((
                 503,
                 "room_unavailable",
-                "this room stopped (the server's log says why); it is recovered when the server starts again".to_owned(),
+                "this room stopped (the server's log says why); the next start recovers it if the game's files still replay its log".to_owned(),
             ));
         }
         if m.status == "open" {

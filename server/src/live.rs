@@ -439,8 +439,14 @@ impl Live {
         // What the rebuild wrote is not the match's record.
         self.record.borrow_mut().clear();
         self.room = rebuilt?;
-        self.finished = self.room.is_over();
         self.game = game;
+        // The new rules may have ended the match on its own inputs.
+        if self.room.is_over() && !self.finished {
+            self.finished = true;
+            self.grace.clear();
+            self.hub.finished(&self.id, self.room.match_result());
+            self.feed.publish(Vec::new(), self.tick());
+        }
         Ok("game.json changed: restarted the table and replayed the match on it")
     }
 

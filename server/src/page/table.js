@@ -58,9 +58,14 @@ async function api(method, path, { token, body } = {}) {
   const headers = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(path, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    const err = new Error('the server cannot be reached');
+    err.code = 'network';
+    throw err;
+  }
   const text = await res.text();
   let json = null;
   try { json = JSON.parse(text); } catch (_) { /* not JSON */ }
@@ -155,7 +160,8 @@ async function lobby(app) {
     oninput: (e) => localStorage.setItem('digipology.name', e.target.value),
   });
   app.append(el('header', { class: 'bar' }, el('h1', { text: 'Digipology' }),
-    el('label', {}, 'Name ', name)));
+    el('label', {}, 'Name ', name)),
+  el('div', { class: 'notice bad', id: 'lobby-error', role: 'alert', hidden: true }));
   const list = el('main', { class: 'games' });
   app.append(list);
   const games = await api('GET', '/games');
@@ -168,9 +174,9 @@ function gameCard(g) {
     el('h2', { text: g.name || g.id }),
     el('p', { class: 'muted', text: `${g.seats.length} seats: ${g.seats.join(', ')}` }),
     el('div', { class: 'buttons' },
-      el('button', { onclick: () => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined }) }, 'Join a match'),
-      el('button', { onclick: () => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined, bots: true }) }, 'Play the bots'),
-      el('button', { onclick: () => designerTable(g) }, 'Designer table')),
+      el('button', { onclick: tryIt(() => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined })) }, 'Join a match'),
+      el('button', { onclick: tryIt(() => seatMe(`/games/${g.id}/enqueue`, { name: myName() || undefined, bots: true })) }, 'Play the bots'),
+      el('button', { onclick: tryIt(() => designerTable(g)) }, 'Designer table')),
     matches);
   api('GET', `/games/${g.id}/matches?limit=10`).then((rows) => {
     for (const m of rows) matches.append(matchRow(m));
@@ -185,12 +191,20 @@ function matchRow(m) {
   for (const s of m.seats) {
     if (mine[s.seat]) row.append(el('button', { onclick: () => go({ match: m.matchId, seat: s.seat }) }, `Play as ${s.seat}`));
     else if (m.status === 'open' && !s.taken && !m.designer) {
-      row.append(el('button', { onclick: () => seatMe(`/matches/${m.matchId}/join`, { name: myName() || undefined, seat: s.seat }) }, `Take seat ${s.seat}`));
+      row.append(el('button', { onclick: tryIt(() => seatMe(`/matches/${m.matchId}/join`, { name: myName() || undefined, seat: s.seat })) }, `Take seat ${s.seat}`));
     }
   }
   if (m.status !== 'open') row.append(el('button', { onclick: () => go({ match: m.matchId, watch: '' }) }, 'Watch'));
   if (m.status === 'finished') row.append(el('button', { onclick: () => go({ match: m.matchId, replay: '' }) }, 'Replay'));
   return row;
+}
+
+/** Runs a lobby button's work; a refusal shows at the top of the page. */
+function tryIt(work) {
+  return () => work().catch((e) => {
+    const box = document.getElementById('lobby-error');
+    if (box) { box.hidden = false; box.textContent = `${e.code}: ${e.message}`; }
+  });
 }
 
 async function seatMe(path, body) {
@@ -333,7 +347,8 @@ class Table {
     this.app = app;
     this.matchId = p.get('match');
     this.tokens = seats.all(this.matchId);
-    this.seat = p.get('seat') || Object.keys(this.tokens)[0] || null;
+    // A replay without a seat is the spectators' replay.
+    this.seat = p.get('seat') || (p.has('replay') ? null : Object.keys(this.tokens)[0] || null);
     this.mode = p.has('replay') ? 'replay' : (p.has('watch') || !this.tokens[this.seat]) ? 'watch' : 'seat';
     this.token = this.mode !== 'watch' ? this.tokens[this.seat] || null : null;
     this.obs = null;
@@ -377,13 +392,23 @@ class Table {
     this.title = el('h1', { text: this.matchId });
     this.status = el('span', { class: 'muted', id: 'status', text: 'connecting…' });
     const switcher = el('select', { id: 'seat-switcher', 'aria-label': 'Seat' });
-    for (const s of Object.keys(this.tokens)) switcher.append(el('option', { value: s, selected: s === this.seat && this.mode !== 'watch', text: `seat ${s}` }));
-    switcher.append(el('option', { value: '', selected: this.mode === 'watch', text: 'watch (public)' }));
-    switcher.addEventListener('change', () => (switcher.value ? go({ match: this.matchId, seat: switcher.value }) : go({ match: this.matchId, watch: '' })));
+    for (const s of Object.keys(this.tokens)) switcher.append(el('option', { value: s, selected: s === this.seat && !!this.token, text: `seat ${s}` }));
+    switcher.append(el('option', { value: '', selected: !this.token, text: 'watch (public)' }));
+    // In a replay the switcher changes whose replay it is.
+    const where = this.mode === 'replay' ? { replay: '' } : {};
+    switcher.addEventListener('change', () => (switcher.value
+      ? go({ match: this.matchId, ...where, seat: switcher.value })
+      : go({ match: this.matchId, ...(this.mode === 'replay' ? where : { watch: '' }) })));
     this.replayLink = el('a', { href: `#match=${encodeURIComponent(this.matchId)}&replay=${this.seat && this.tokens[this.seat] ? `&seat=${encodeURIComponent(this.seat)}` : ''}`, hidden: true, text: 'Replay' });
+    // The seat's own link, to hand the seat to another browser.
+    const seatLink = this.mode === 'seat' ? el('a', {
+      id: 'seat-link', title: 'Open this link in another browser to play this seat there',
+      href: `#match=${encodeURIComponent(this.matchId)}&seat=${encodeURIComponent(this.seat)}&token=${encodeURIComponent(this.token)}`,
+      text: 'seat link',
+    }) : null;
     this.app.append(el('header', { class: 'bar' },
       el('a', { href: '#', text: '← Lobby' }), this.title, this.status,
-      el('label', {}, this.mode === 'replay' ? 'View ' : 'Seat ', switcher), this.replayLink));
+      el('label', {}, this.mode === 'replay' ? 'View ' : 'Seat ', switcher), seatLink, this.replayLink));
     this.noticeBox = el('div', { class: 'notice', hidden: true, role: 'alert', id: 'notice' });
     this.resultBox = el('div', { class: 'result', hidden: true, id: 'result' });
     this.svg = sv('svg', { class: 'table', id: 'table', role: 'group', 'aria-label': 'The table', viewBox: '-8 -6 16 12' });
@@ -461,6 +486,7 @@ class Table {
           throw e;
         }
         if (this.closed) return;
+        this.lastFailure = null;
         if (!this.obs || obs.seq >= this.obs.seq) {
           this.obs = obs;
           this.obsAt = performance.now();
@@ -478,8 +504,12 @@ class Table {
         }
       } while (this.again && !this.closed);
     } catch (e) {
-      this.say('bad', `observation failed: ${e.code || ''} ${e.message}`);
-      // Try again in a moment (a busy room, the rate limit, a restart).
+      // Said once per kind of failure; tried again in a moment (a busy
+      // room, the rate limit, a restart).
+      const why = `observation failed: ${e.code}: ${e.message}`;
+      if (why !== this.lastFailure) this.say('bad', why);
+      this.lastFailure = why;
+      this.status.textContent = `${e.code} — trying again`;
       if (!this.closed) setTimeout(() => this.refresh(), 1000);
     } finally {
       this.fetching = false;
@@ -517,7 +547,8 @@ class Table {
       this.noticeBox.textContent = n.ok ? `Reloaded: ${n.message}` : n.message;
       this.refresh();
     });
-    es.addEventListener('open', () => { this.retry = 0; });
+    // (Re)connected: the match may have moved meanwhile (a server restart).
+    es.addEventListener('open', () => { this.retry = 0; this.refresh(); });
     es.addEventListener('error', () => {
       if (this.closed || this.ended) return;
       this.status.textContent = 'reconnecting…';
@@ -558,7 +589,7 @@ class Table {
   }
 
   actOn(id, type) {
-    const a = (this.obs && this.obs.legalActions || []).find((x) => x.type === type && targets(x) === id);
+    const a = this.legal(id).find((x) => x.type === type);
     if (a) this.act(a.type, a.payload);
   }
 
@@ -588,8 +619,22 @@ class Table {
     return this.view && this.view.entities[id];
   }
 
+  /** What the seat may do to a piece: the observation's legal actions.
+   * A face-down card the seat sees under an alias is never in that list
+   * (naming it there would tell it apart), so the page offers what its
+   * components allow, and the server decides. */
   legal(id) {
-    return (this.obs && this.obs.legalActions || []).filter((a) => targets(a) === id);
+    if (this.mode !== 'seat') return [];
+    const listed = (this.obs && this.obs.legalActions || []).filter((a) => targets(a) === id);
+    const e = this.entity(id);
+    if (!e || 'props' in e) return listed;
+    const c = e.components || {};
+    const physical = [];
+    if (c.flippable) physical.push({ type: 'entity.flip', payload: { entityId: id } });
+    if (c.grabbable && c.grabbable.enabled !== false && !(c.lockable && c.lockable.locked) && !e.heldBy) {
+      physical.push({ type: 'entity.grab', payload: { entityId: id } });
+    }
+    return physical;
   }
 
   // ---- pointer and keys ----
@@ -645,7 +690,11 @@ class Table {
     return { x: Math.round(w.x * 100) / 100, z: Math.round(w.y * 100) / 100 };
   }
 
+  /** Puts a held piece down at `at`, kept on the drawn table (a drag let
+   * go over the hands lands at the table's edge). */
   drop(id, at) {
+    const b = this.bounds;
+    if (b) at = { x: Math.min(b.x1 - 0.5, Math.max(b.x0 + 0.5, at.x)), z: Math.min(b.z1 - 0.5, Math.max(b.z0 + 0.5, at.z)) };
     const e = this.entity(id);
     const t = (e && e.components.transform) || {};
     this.act('entity.drop', {
@@ -671,7 +720,7 @@ class Table {
 
   key(e) {
     const g = e.target.closest('[data-id]');
-    if (!g) return;
+    if (!g || e.ctrlKey || e.metaKey || e.altKey) return;
     const id = g.dataset.id;
     const ent = this.entity(id);
     const held = ent && this.me && ent.heldBy === this.me;
@@ -880,9 +929,7 @@ class Table {
           node.addEventListener('pointerdown', (ev) => {
             if (ev.button === 0) this.press = { id, x: ev.clientX, y: ev.clientY, moved: false };
           });
-          node.addEventListener('keydown', (ev) => {
-            if (ev.key === 'Enter' || ev.key === ' ') { this.click(id); ev.preventDefault(); }
-          });
+          node.addEventListener('keydown', (ev) => this.key(ev));
         }
         hand.append(node);
       }
@@ -947,11 +994,15 @@ class Table {
     const body = [];
     if (p.kind === 'number') {
       const input = el('input', { type: 'number', min: p.min, max: p.max, step: p.step || 1, value: p.default ?? p.min ?? 0, 'aria-label': 'Your answer' });
-      body.push(input, el('button', { onclick: () => answer(Number(input.value)) }, 'Answer'));
+      const send = () => { if (input.value !== '' && Number.isFinite(Number(input.value))) answer(Number(input.value)); };
+      input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { send(); ev.preventDefault(); } });
+      body.push(input, el('button', { onclick: send }, 'Answer'));
     } else {
-      for (const choice of p.choices || []) {
+      const choices = p.kind === 'confirm' || !Array.isArray(p.choices) ? [true, false] : p.choices;
+      for (const choice of choices) {
         const isDefault = JSON.stringify(choice) === JSON.stringify(p.default);
-        body.push(el('button', { class: isDefault ? 'default' : '', onclick: () => answer(choice) }, `${show(choice)}${isDefault ? ' (default)' : ''}`));
+        const text = choice === true ? 'yes' : choice === false ? 'no' : show(choice);
+        body.push(el('button', { class: isDefault ? 'default' : '', onclick: () => answer(choice) }, `${text}${isDefault ? ' (default)' : ''}`));
       }
     }
     this.promptBox.replaceChildren(el('h2', { id: 'prompt-title', text: show(p.title) }),
@@ -1013,11 +1064,12 @@ class Table {
       const j = JSON.stringify(ev.data);
       text += ` ${j.length > 140 ? `${j.slice(0, 140)}…` : j}`;
     }
-    this.say(kind, text, ev.type);
+    this.say(kind, text, ev.type, ev.seq);
   }
 
-  say(kind, text, type) {
-    const li = el('li', { class: kind === 'bad' ? 'bad' : kind === 'reload' ? 'reload' : type ? '' : 'local', 'data-type': type || 'page', text });
+  say(kind, text, type, seq) {
+    const li = el('li', { class: kind === 'bad' ? 'bad' : kind === 'reload' ? 'reload' : type ? '' : 'local', 'data-type': type || 'page', 'data-seq': seq, text });
+    if (this.mode === 'replay' && seq !== undefined && this.frameSeq !== undefined) li.hidden = seq > this.frameSeq;
     const stick = this.logList.scrollTop + this.logList.clientHeight >= this.logList.scrollHeight - 4;
     this.logList.append(li);
     while (this.logList.children.length > LOG_MAX) this.logList.firstChild.remove();
@@ -1055,6 +1107,9 @@ class Table {
         this.range.max = String(f.last);
         if (want === null) this.range.value = String(f.last);
         this.rangeLabel.textContent = `sequence ${f.seq} of ${f.last}`;
+        // The log as it stood then.
+        this.frameSeq = f.seq;
+        for (const li of this.logList.children) if (li.dataset.seq) li.hidden = Number(li.dataset.seq) > f.seq;
         this.obs = f.observation;
         this.obsAt = performance.now();
         this.render();
