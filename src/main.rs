@@ -13,6 +13,7 @@ use digipology_kernel::Viewer;
 mod check;
 mod replay;
 mod scenario;
+mod simulate;
 mod watch;
 
 use digipology_room::{error, jsonl, package, record, room};
@@ -52,6 +53,46 @@ enum Command {
     /// (docs/server.md): matches, seat tokens, observations, event
     /// streams, a durable log that survives restarts.
     Serve(Box<ServeArgs>),
+    /// Play many matches of a game with bots, on every core, and report
+    /// win rates, lengths, rejections, script errors and expiries
+    /// (docs/simulate.md).
+    Simulate(Box<SimulateArgs>),
+}
+
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// The game folder.
+    game: PathBuf,
+    /// How many matches.
+    #[arg(long, default_value_t = 1000)]
+    matches: u64,
+    /// Bots: `random`, `safe`, `fuzz` or `idle` for every seat, or
+    /// `SEAT=KIND,…`.
+    #[arg(long, default_value = "random")]
+    bots: String,
+    /// Match i plays on seed SEED + i.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Play under this match config instead of game.json's.
+    #[arg(long = "match", value_name = "FILE")]
+    match_config: Option<PathBuf>,
+    /// Write report.json and the failed matches' records here (default:
+    /// the report on standard output).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// An expectation (repeatable): `no-script-errors`, `all-finish`,
+    /// `win-rate:SEAT:LO:HI`. Exit code 1 when one fails.
+    #[arg(long = "assert", value_name = "EXPECTATION")]
+    asserts: Vec<String>,
+    /// Inputs after which a match counts as never ending.
+    #[arg(long, default_value_t = 10_000)]
+    max_actions: u64,
+    /// Virtual milliseconds a bot takes to act.
+    #[arg(long, default_value_t = 100)]
+    think_ms: i64,
 }
 
 #[derive(clap::Args)]
@@ -236,6 +277,22 @@ fn main() -> ExitCode {
         Command::Manifest(args) => manifest_cmd(&args.game),
         Command::Serve(args) => serve_cmd(*args),
         Command::Replay(args) => return replay::replay(&args.log, args.game.as_deref()),
+        Command::Simulate(args) => match simulate::simulate(&simulate::Options {
+            game: args.game,
+            matches: args.matches,
+            bots: args.bots,
+            seed: args.seed,
+            jobs: args.jobs,
+            match_config: args.match_config,
+            out: args.out,
+            asserts: args.asserts,
+            max_actions: args.max_actions,
+            think_ms: args.think_ms,
+        }) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

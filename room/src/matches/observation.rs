@@ -149,6 +149,15 @@ fn resources(layer: &MatchLayer, viewer: &Viewer) -> Value {
 /// by the room; those that would commit are legal.
 pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = Vec::new();
+    prompt_answers(state, player, &mut out);
+    piece_actions(state, seat, player, &mut out);
+    out.truncate(CANDIDATES_MAX);
+    out
+}
+
+/// Answers to the player's open prompts: every choice, yes and no, or a
+/// number prompt's bounds and default.
+fn prompt_answers(state: &State, player: &str, out: &mut Vec<(String, Value)>) {
     for (id, p) in &state.prompts {
         if !p.is_open() || &*p.player_id != player {
             continue;
@@ -174,8 +183,29 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
             ));
         }
     }
+}
+
+/// The obvious action on each piece the seat fully sees.
+fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<(String, Value)>) {
     let viewer = Viewer::Seat(seat.into());
-    for e in state.entities_sorted() {
+    let entities = state.entities_sorted();
+    // Where a held piece may be put besides where it is: the place of
+    // each snap point with room left (the kernel snaps it there).
+    let snaps: Vec<&digipology_kernel::transform::Transform> = entities
+        .iter()
+        .filter(|e| state.sight(e, &viewer) == Sight::Known)
+        .filter_map(|e| {
+            let s = e.components.snap_point.as_ref()?;
+            let free = s
+                .capacity
+                .is_none_or(|c| u64::try_from(s.attached.len()).unwrap_or(u64::MAX) < c);
+            free.then_some(e.components.transform.as_ref()?)
+        })
+        .collect();
+    let json_of = |t: &digipology_kernel::transform::Transform| -> Value {
+        serde_json::from_str(&t.to_value().to_canonical_json()).unwrap_or(Value::Null)
+    };
+    for e in entities {
         if state.sight(e, &viewer) != Sight::Known {
             continue;
         }
@@ -201,12 +231,20 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
         match (&e.held_by, c.grabbable) {
             (Some(who), _) if &**who == player => {
                 if let Some(t) = c.transform {
-                    let transform: Value = serde_json::from_str(&t.to_value().to_canonical_json())
-                        .unwrap_or(Value::Null);
                     add(
                         "entity.drop",
-                        json!({"entityId": id, "transform": transform}),
+                        json!({"entityId": id, "transform": json_of(&t)}),
                     );
+                    for snap in &snaps {
+                        let onto = digipology_kernel::transform::Transform {
+                            position: snap.position,
+                            ..t
+                        };
+                        add(
+                            "entity.drop",
+                            json!({"entityId": id, "transform": json_of(&onto)}),
+                        );
+                    }
                 }
             }
             (None, Some(g)) if g.enabled => add("entity.grab", json!({"entityId": id})),
@@ -216,6 +254,4 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
             break;
         }
     }
-    out.truncate(CANDIDATES_MAX);
-    out
 }

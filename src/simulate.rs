@@ -1,0 +1,707 @@
+//! `digipology simulate` (docs/simulate.md): plays many matches of a game
+//! with bots, on every core, and reports what a designer balances with —
+//! who wins, how long matches last, what gets rejected, which scripts
+//! fail, whose clocks run out. Match `i` runs on seed `S + i` alone, so
+//! the report is the same whatever the number of jobs, and any match can
+//! be played again and replayed exactly.
+
+use std::collections::BTreeMap;
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use digipology_kernel::EventKind;
+use digipology_room::matches::{observation, MatchConfig};
+use digipology_room::{error::CliError, package, Package, Room};
+use serde_json::{json, Value};
+
+/// How a seat's bot plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bot {
+    /// Uniformly among the observation's legal actions (its safe default
+    /// when it has none).
+    Random,
+    /// Its safe default (docs/match.md).
+    Safe,
+    /// Uniformly among every candidate action, legal or not — answers to
+    /// its prompts and the obvious action on each piece it sees — so
+    /// rejections and the script errors behind them show up.
+    Fuzz,
+    /// Never acts: its clocks run out and the room plays its safe default.
+    Idle,
+}
+
+impl Bot {
+    fn parse(text: &str) -> Result<Bot, String> {
+        match text {
+            "random" => Ok(Bot::Random),
+            "safe" => Ok(Bot::Safe),
+            "idle" => Ok(Bot::Idle),
+            "fuzz" => Ok(Bot::Fuzz),
+            other => Err(format!("unknown bot {other:?}: random, safe, fuzz or idle")),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Bot::Random => "random",
+            Bot::Safe => "safe",
+            Bot::Idle => "idle",
+            Bot::Fuzz => "fuzz",
+        }
+    }
+}
+
+/// What to simulate (the command's flags).
+pub struct Options {
+    /// The game folder.
+    pub game: PathBuf,
+    /// How many matches.
+    pub matches: u64,
+    /// `random`, or `SEAT=KIND,…` (seats not named play `random`).
+    pub bots: String,
+    /// Match `i` plays on seed `seed + i`.
+    pub seed: u64,
+    /// Threads (0: one per core).
+    pub jobs: usize,
+    /// A match config to play under instead of game.json's.
+    pub match_config: Option<PathBuf>,
+    /// Where the report and the failed matches' records go.
+    pub out: Option<PathBuf>,
+    /// Expectations (`no-script-errors`, `all-finish`,
+    /// `win-rate:SEAT:LO:HI`).
+    pub asserts: Vec<String>,
+    /// Inputs after which a match counts as never ending.
+    pub max_actions: u64,
+    /// Virtual milliseconds a bot takes to act.
+    pub think_ms: i64,
+}
+
+/// One match, as the report counts it.
+#[derive(Clone, Debug, Default)]
+struct Outcome {
+    seed: u64,
+    /// `match_over`, `match_aborted`, `unfinished` (hit `--max-actions`)
+    /// or `stalled` (nobody could act and nothing was due).
+    status: String,
+    scores: BTreeMap<String, f64>,
+    actions: u64,
+    virtual_ms: i64,
+    /// (action type, code) → count.
+    rejections: BTreeMap<(String, String), u64>,
+    /// `script:line` → (count, first message).
+    script_errors: BTreeMap<String, (u64, String)>,
+    /// (expiry kind, seat) → count.
+    expiries: BTreeMap<(String, String), u64>,
+}
+
+impl Outcome {
+    fn failed(&self) -> bool {
+        !self.script_errors.is_empty() || matches!(self.status.as_str(), "unfinished" | "stalled")
+    }
+}
+
+/// A deterministic stream of numbers for one match's bots (splitmix64).
+struct Dice(u64);
+
+impl Dice {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        let n = u64::try_from(n).unwrap_or(u64::MAX).max(1);
+        usize::try_from(self.next() % n).unwrap_or(0)
+    }
+}
+
+/// What every match shares.
+struct Plan<'a> {
+    package: &'a Package,
+    config: Option<(MatchConfig, PathBuf)>,
+    seats: Vec<String>,
+    bots: BTreeMap<String, Bot>,
+    max_actions: u64,
+    think_ms: i64,
+}
+
+fn io_error(e: &io::Error) -> String {
+    e.to_string()
+}
+
+impl Plan<'_> {
+    /// A room of the match on `seed`, started, every seat taken.
+    fn room(&self, seed: u64) -> Result<Room, String> {
+        let mut room =
+            package::build_room(self.package, seed, (None, None)).map_err(|e| e.to_string())?;
+        if let Some((config, path)) = &self.config {
+            package::apply_match(&mut room, config.clone(), path).map_err(|e| e.to_string())?;
+        }
+        Ok(room)
+    }
+
+    fn players(&self) -> Vec<String> {
+        (1..=self.seats.len()).map(|i| format!("p{i}")).collect()
+    }
+
+    /// Plays the match on `seed` to its end, or to `max_actions`.
+    fn play(&self, seed: u64, mut room: Room) -> Result<Outcome, String> {
+        let mut out = Outcome {
+            seed,
+            ..Outcome::default()
+        };
+        let mut sink = io::sink();
+        room.keep_events();
+        room.start(&mut sink).map_err(|e| io_error(&e))?;
+        room.seat_players(&self.players(), &self.seats, &mut sink)
+            .map_err(|e| io_error(&e))?;
+        let mut dice = Dice(seed ^ 0x5eed_b075_d1ce_0001);
+        let mut turn = 0usize;
+        loop {
+            tally(&mut room, &mut out);
+            if room.is_over() {
+                break;
+            }
+            if out.actions >= self.max_actions {
+                out.status = "unfinished".into();
+                break;
+            }
+            if let Some(action) = self.next_action(&mut room, &mut dice, &mut turn) {
+                room.submit_json(action, &mut sink)
+                    .map_err(|e| io_error(&e))?;
+                out.actions += 1;
+                continue;
+            }
+            // Nobody acts: time passes to what is due next.
+            let Some(due) = room.next_due() else {
+                out.status = "stalled".into();
+                break;
+            };
+            let wait = due.saturating_sub(room.clock()).max(0);
+            room.advance(wait, &mut sink).map_err(|e| io_error(&e))?;
+            out.actions += 1;
+        }
+        out.virtual_ms = room.clock();
+        if out.status.is_empty() {
+            read_result(&room, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// The next bot move: the acting seats take turns (in seat order,
+    /// starting after the last one that moved); `None` when none moves.
+    fn next_action(&self, room: &mut Room, dice: &mut Dice, turn: &mut usize) -> Option<Value> {
+        let acting: Vec<String> = room
+            .match_layer()
+            .map(|m| m.acting())
+            .unwrap_or_else(|| self.seats.clone());
+        let n = acting.len();
+        for k in 0..n {
+            let i = (*turn + k) % n;
+            let seat = &acting[i];
+            let bot = self.bots.get(seat).copied().unwrap_or(Bot::Random);
+            let Some(mut action) = self.choose(room, seat, bot, dice) else {
+                continue;
+            };
+            *turn = i + 1;
+            action["at"] = json!(room.clock().saturating_add(self.think_ms));
+            return Some(action);
+        }
+        None
+    }
+
+    fn choose(&self, room: &mut Room, seat: &str, bot: Bot, dice: &mut Dice) -> Option<Value> {
+        match bot {
+            Bot::Idle => None,
+            Bot::Safe => room.safe_default_action(seat),
+            Bot::Random | Bot::Fuzz => {
+                let player = self
+                    .seats
+                    .iter()
+                    .position(|s| s == seat)
+                    .map_or_else(String::new, |i| format!("p{}", i + 1));
+                let options: Vec<Value> = if bot == Bot::Fuzz {
+                    observation::candidates(room.kernel().state(), seat, &player)
+                        .into_iter()
+                        .map(|(t, payload)| json!({"type": t, "payload": payload}))
+                        .collect()
+                } else {
+                    room.legal_actions(seat)
+                };
+                if options.is_empty() {
+                    return room.safe_default_action(seat);
+                }
+                let mut a = options[dice.below(options.len())].clone();
+                a["source"] = json!({"kind": "player", "playerId": player});
+                Some(a)
+            }
+        }
+    }
+}
+
+/// Counts the events since the last call.
+fn tally(room: &mut Room, out: &mut Outcome) {
+    for e in room.take_events() {
+        match &e.kind {
+            EventKind::ActionRejected {
+                action_type,
+                rejection,
+            } => {
+                let key = (
+                    action_type.as_deref().unwrap_or("?").to_owned(),
+                    rejection.code.as_str().to_owned(),
+                );
+                *out.rejections.entry(key).or_default() += 1;
+            }
+            EventKind::ScriptError { failure, .. } => {
+                let at = match failure.line {
+                    Some(l) => format!("{}:{l}", failure.script_id),
+                    None => failure.script_id.clone(),
+                };
+                let entry = out
+                    .script_errors
+                    .entry(at)
+                    .or_insert_with(|| (0, format!("{}: {}", failure.function, failure.message)));
+                entry.0 += 1;
+            }
+            EventKind::MatchHostEvent { kind, seat, .. } => {
+                let seat = seat.as_deref().unwrap_or("-").to_owned();
+                *out.expiries.entry((kind.clone(), seat)).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn read_result(room: &Room, out: &mut Outcome) {
+    let result: Value = room
+        .match_result()
+        .and_then(|r| serde_json::from_str(&r).ok())
+        .unwrap_or(Value::Null);
+    out.status = result["status"]
+        .as_str()
+        .unwrap_or(if room.match_layer().is_some() {
+            "stalled"
+        } else {
+            "no_match"
+        })
+        .to_owned();
+    if let Some(scores) = result["scores"].as_object() {
+        for (seat, v) in scores {
+            if let Some(f) = v.as_f64() {
+                out.scores.insert(seat.clone(), f);
+            }
+        }
+    }
+}
+
+/// Plays every match on `jobs` threads; outcomes in match order.
+fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec<Outcome>, String> {
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let results: Mutex<Vec<(u64, Result<Outcome, String>)>> = Mutex::new(Vec::new());
+    let show = io::stderr().is_terminal();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= matches {
+                    return;
+                }
+                let s = seed.wrapping_add(i);
+                let outcome = plan.room(s).and_then(|room| plan.play(s, room));
+                if let Ok(mut r) = results.lock() {
+                    r.push((i, outcome));
+                }
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if show && (n == matches || n.is_multiple_of((matches / 100).max(1))) {
+                    eprint!("\rsimulate: {n}/{matches} matches");
+                    if n == matches {
+                        eprintln!();
+                    }
+                }
+            });
+        }
+    });
+    let mut all = results
+        .into_inner()
+        .map_err(|_| "a simulation thread failed".to_owned())?;
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter()
+        .map(|(i, r)| r.map_err(|e| format!("match {i} (seed {}): {e}", seed.wrapping_add(i))))
+        .collect()
+}
+
+/// Win/draw/loss of every seat in one finished match: the highest score
+/// wins alone, or draws when shared.
+fn standings(o: &Outcome, seats: &[String]) -> BTreeMap<String, &'static str> {
+    let mut out = BTreeMap::new();
+    if o.status != "match_over" {
+        return out;
+    }
+    let best = o.scores.values().copied().fold(f64::NEG_INFINITY, f64::max);
+    let top = o.scores.values().filter(|v| **v == best).count();
+    for seat in seats {
+        let mark = match o.scores.get(seat) {
+            Some(v) if *v == best && top == 1 => "win",
+            Some(v) if *v == best => "draw",
+            _ => "loss",
+        };
+        out.insert(seat.clone(), mark);
+    }
+    out
+}
+
+/// The 95 % Wilson score interval of `k` successes in `n` trials.
+fn wilson(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    // Counts far below 2^52: exact as doubles.
+    #[allow(clippy::cast_precision_loss)]
+    let (k, n) = (k as f64, n as f64);
+    let z = 1.959_963_984_540_054_f64;
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Rounds for the report (the same digits on every machine).
+fn r4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Min, quartiles, max and a 10-bin histogram of `values`.
+fn spread(values: &[i64]) -> Value {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let Some((&lo, &hi)) = v.first().zip(v.last()) else {
+        return json!(null);
+    };
+    let at = |q: usize| v[(v.len() - 1) * q / 100];
+    // Ten bins covering lo..=hi.
+    let width = (hi - lo) / 10 + 1;
+    let mut bins = vec![0u64; 10];
+    for x in &v {
+        let b = usize::try_from((x - lo) / width).unwrap_or(0).min(9);
+        bins[b] += 1;
+    }
+    json!({"min": lo, "p25": at(25), "median": at(50), "p75": at(75), "p90": at(90), "max": hi,
+           "histogram": {"from": lo, "binWidth": width, "counts": bins}})
+}
+
+/// Per-seat win/draw/loss with the win rate's 95 % interval.
+fn seat_rates(outcomes: &[Outcome], seats: &[String]) -> Value {
+    let over = outcomes.iter().filter(|o| o.status == "match_over").count();
+    let over = u64::try_from(over).unwrap_or(u64::MAX);
+    let mut counts: BTreeMap<&str, [u64; 3]> = seats.iter().map(|s| (s.as_str(), [0; 3])).collect();
+    for o in outcomes {
+        for (seat, mark) in standings(o, seats) {
+            if let Some(c) = counts.get_mut(seat.as_str()) {
+                c[match mark {
+                    "win" => 0,
+                    "draw" => 1,
+                    _ => 2,
+                }] += 1;
+            }
+        }
+    }
+    let rate = |k: u64| {
+        // Counts far below 2^52: exact as doubles.
+        #[allow(clippy::cast_precision_loss)]
+        let r = if over == 0 {
+            0.0
+        } else {
+            k as f64 / over as f64
+        };
+        r4(r)
+    };
+    let rows: serde_json::Map<String, Value> = counts
+        .into_iter()
+        .map(|(seat, [w, d, l])| {
+            let (lo, hi) = wilson(w, over);
+            (
+                seat.to_owned(),
+                json!({"wins": w, "draws": d, "losses": l, "winRate": rate(w),
+                "winRate95": [r4(lo), r4(hi)], "drawRate": rate(d)}),
+            )
+        })
+        .collect();
+    Value::Object(rows)
+}
+
+/// The report (docs/simulate.md, The report).
+fn report(
+    opts: &Options,
+    plan: &Plan<'_>,
+    outcomes: &[Outcome],
+    records: &BTreeMap<u64, String>,
+) -> Value {
+    let mut statuses: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut rejections: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    let mut errors: BTreeMap<&str, (u64, u64, &str, u64)> = BTreeMap::new();
+    let mut expiries: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    for o in outcomes {
+        *statuses.entry(o.status.as_str()).or_default() += 1;
+        for ((t, code), n) in &o.rejections {
+            *rejections.entry(t).or_default().entry(code).or_default() += n;
+        }
+        for (at, (n, message)) in &o.script_errors {
+            let e = errors.entry(at).or_insert((0, 0, message, o.seed));
+            e.0 += n;
+            e.1 += 1;
+        }
+        for ((kind, seat), n) in &o.expiries {
+            *expiries.entry(kind).or_default().entry(seat).or_default() += n;
+        }
+    }
+    let script_errors: Vec<Value> = errors
+        .iter()
+        .map(|(at, (n, m, msg, seed))| json!({"at": at, "count": n, "matches": m, "message": msg, "firstSeed": seed}))
+        .collect();
+    let mut longest: Vec<&Outcome> = outcomes.iter().collect();
+    longest.sort_by_key(|o| {
+        (
+            std::cmp::Reverse(o.actions),
+            std::cmp::Reverse(o.virtual_ms),
+            o.seed,
+        )
+    });
+    let longest: Vec<Value> = longest
+        .iter()
+        .take(5)
+        .map(|o| json!({"seed": o.seed, "actions": o.actions, "virtualMs": o.virtual_ms, "status": o.status}))
+        .collect();
+    let failed: Vec<Value> = outcomes
+        .iter()
+        .filter(|o| o.failed())
+        .take(FAILED_LISTED)
+        .map(|o| json!({"seed": o.seed, "status": o.status, "scriptErrors": o.script_errors.keys().collect::<Vec<_>>(), "record": records.get(&o.seed)}))
+        .collect();
+    let actions: Vec<i64> = outcomes
+        .iter()
+        .map(|o| i64::try_from(o.actions).unwrap_or(i64::MAX))
+        .collect();
+    let times: Vec<i64> = outcomes.iter().map(|o| o.virtual_ms).collect();
+    json!({
+        "simulate": 1,
+        "game": plan.package.json.get("id"),
+        "matches": outcomes.len(),
+        "seed": opts.seed,
+        "bots": plan.bots.iter().map(|(s, b)| (s.clone(), json!(b.name()))).collect::<serde_json::Map<_, _>>(),
+        "maxActions": opts.max_actions,
+        "thinkMs": opts.think_ms,
+        "statuses": statuses,
+        "seats": seat_rates(outcomes, &plan.seats),
+        "length": {"actions": spread(&actions), "virtualMs": spread(&times)},
+        "rejections": rejections,
+        "scriptErrors": script_errors,
+        "expiries": expiries,
+        "longest": longest,
+        "failed": failed,
+        "failedCount": outcomes.iter().filter(|o| o.failed()).count(),
+    })
+}
+
+/// Failed matches listed (and recorded) in the report.
+const FAILED_LISTED: usize = 20;
+
+/// Plays each failed match again with a record (`digipology replay`
+/// checks it): `out/records/seed-N.jsonl`, by seed.
+fn record_failed(
+    opts: &Options,
+    plan: &Plan<'_>,
+    outcomes: &[Outcome],
+    out: &Path,
+) -> Result<BTreeMap<u64, String>, String> {
+    let mut records = BTreeMap::new();
+    let dir = out.join("records");
+    for o in outcomes.iter().filter(|o| o.failed()).take(FAILED_LISTED) {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = format!("records/seed-{}.jsonl", o.seed);
+        let path = out.join(&name);
+        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut room = plan.room(o.seed)?;
+        let mut header = json!({"game": opts.game.display().to_string(), "seed": o.seed,
+            "instructionsMax": null, "memoryMax": null});
+        if let (Some(_), Some(m)) = (&plan.config, room.match_layer()) {
+            header["match"] = m.config.to_json();
+        }
+        room.record_to(Box::new(io::BufWriter::new(file)), header)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        plan.play(o.seed, room)?;
+        records.insert(o.seed, name);
+    }
+    Ok(records)
+}
+
+/// The expectations that do not hold (empty: all hold).
+fn check_asserts(asserts: &[String], report: &Value) -> Result<Vec<String>, String> {
+    let mut failed = Vec::new();
+    for a in asserts {
+        let parts: Vec<&str> = a.split(':').collect();
+        match parts.as_slice() {
+            ["no-script-errors"] => {
+                let n = report["scriptErrors"].as_array().map_or(0, Vec::len);
+                if n > 0 {
+                    failed.push(format!(
+                        "no-script-errors: {n} script error sites ({})",
+                        report["scriptErrors"][0]["at"]
+                    ));
+                }
+            }
+            ["all-finish"] => {
+                let n = report["failedCount"].as_u64().unwrap_or(0);
+                let bad = ["unfinished", "stalled"]
+                    .iter()
+                    .map(|s| report["statuses"][s].as_u64().unwrap_or(0))
+                    .sum::<u64>();
+                if bad > 0 {
+                    failed.push(format!(
+                        "all-finish: {bad} matches did not finish ({n} failed in all)"
+                    ));
+                }
+            }
+            ["win-rate", seat, lo, hi] => {
+                let (lo, hi) = (parse_rate(lo, a)?, parse_rate(hi, a)?);
+                let rate = report["seats"][*seat]["winRate"]
+                    .as_f64()
+                    .ok_or_else(|| format!("--assert {a}: no seat {seat:?}"))?;
+                if rate < lo || rate > hi {
+                    failed.push(format!(
+                        "win-rate: seat {seat} won {rate}, not within {lo}..{hi}"
+                    ));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "--assert {a:?}: use no-script-errors, all-finish or win-rate:SEAT:LO:HI"
+                ))
+            }
+        }
+    }
+    Ok(failed)
+}
+
+fn parse_rate(text: &str, whole: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|r| (0.0..=1.0).contains(r))
+        .ok_or_else(|| format!("--assert {whole}: {text:?} is not a rate between 0 and 1"))
+}
+
+/// The bots per seat from `--bots` (`KIND`, or `SEAT=KIND,…`).
+fn bots_of(spec: &str, seats: &[String]) -> Result<BTreeMap<String, Bot>, String> {
+    let mut out: BTreeMap<String, Bot> = seats.iter().map(|s| (s.clone(), Bot::Random)).collect();
+    if !spec.contains('=') {
+        let bot = Bot::parse(spec)?;
+        out.values_mut().for_each(|b| *b = bot);
+        return Ok(out);
+    }
+    for part in spec.split(',') {
+        let (seat, kind) = part
+            .split_once('=')
+            .ok_or_else(|| format!("--bots {spec:?}: write SEAT=KIND,…"))?;
+        if !out.contains_key(seat) {
+            return Err(format!(
+                "--bots: the game has no seat {seat:?} (seats: {})",
+                seats.join(", ")
+            ));
+        }
+        out.insert(seat.to_owned(), Bot::parse(kind)?);
+    }
+    Ok(out)
+}
+
+/// `digipology simulate`: plays, reports, checks the expectations. The
+/// report goes to `--out` (report.json) or standard output.
+///
+/// # Errors
+/// The game cannot be loaded, has no match contract, a flag is wrong, a
+/// match could not be played, the report cannot be written; `Ok(false)`
+/// when an expectation failed.
+pub fn simulate(opts: &Options) -> Result<bool, CliError> {
+    let fail = |message: String| CliError::Io {
+        path: PathBuf::from("simulate"),
+        message,
+    };
+    let package = Package::load(&opts.game)?;
+    let config = match &opts.match_config {
+        Some(f) => Some((package::match_config_file(f)?, f.clone())),
+        None => None,
+    };
+    let seats = package.seats();
+    let plan = Plan {
+        package: &package,
+        config,
+        bots: bots_of(&opts.bots, &seats).map_err(fail)?,
+        seats,
+        max_actions: opts.max_actions,
+        think_ms: opts.think_ms,
+    };
+    if plan.room(opts.seed).map_err(fail)?.match_layer().is_none() {
+        return Err(fail(format!("{} has no match contract: give game.json a \"match\" or run with --match FILE (docs/match.md)", opts.game.display())));
+    }
+    let jobs = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        opts.jobs
+    };
+    let outcomes = play_all(&plan, opts.seed, opts.matches, jobs).map_err(fail)?;
+    let records = match &opts.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+            record_failed(opts, &plan, &outcomes, dir).map_err(fail)?
+        }
+        None => BTreeMap::new(),
+    };
+    let report = report(opts, &plan, &outcomes, &records);
+    let failed = check_asserts(&opts.asserts, &report).map_err(fail)?;
+    let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    match &opts.out {
+        Some(dir) => {
+            let path = dir.join("report.json");
+            std::fs::write(&path, format!("{text}\n"))
+                .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+            println!("{}", summary(&report, dir));
+        }
+        None => println!("{text}"),
+    }
+    for f in &failed {
+        eprintln!("digipology: simulate: expectation failed: {f}");
+    }
+    Ok(failed.is_empty())
+}
+
+/// A few lines for a terminal when the report went to a folder.
+fn summary(report: &Value, dir: &Path) -> String {
+    let mut lines = vec![format!(
+        "simulate: {} matches of {} — {}",
+        report["matches"],
+        report["game"].as_str().unwrap_or("?"),
+        report["statuses"]
+    )];
+    if let Some(seats) = report["seats"].as_object() {
+        for (seat, r) in seats {
+            lines.push(format!(
+                "  {seat}: wins {} ({}, 95% {}–{}), draws {}",
+                r["wins"], r["winRate"], r["winRate95"][0], r["winRate95"][1], r["draws"]
+            ));
+        }
+    }
+    lines.push(format!(
+        "  script error sites: {}, failed matches: {}",
+        report["scriptErrors"].as_array().map_or(0, Vec::len),
+        report["failedCount"]
+    ));
+    lines.push(format!("  report: {}", dir.join("report.json").display()));
+    lines.join("\n")
+}

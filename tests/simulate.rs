@@ -1,0 +1,246 @@
+//! `digipology simulate` (docs/simulate.md): reports on every example with
+//! a match contract, the same bytes whatever the number of jobs, an unfair
+//! variant caught by its win rates, failed matches saved as records that
+//! replay, expectations for CI, and bad flags refused.
+
+mod common;
+
+use std::path::Path;
+
+use common::{bin, example_copy, root, scratch};
+use serde_json::Value;
+
+/// Runs `simulate ARGS…` and answers (exit code, stdout, stderr).
+fn simulate(args: &[&str]) -> (i32, String, String) {
+    let out = bin()
+        .arg("simulate")
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("simulate runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn report(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
+    serde_json::from_str(&text).expect("report JSON")
+}
+
+/// docs/simulate.md, The report: every example with a match contract is
+/// reported — win rates with intervals, lengths, rejections, script
+/// errors, expiries — and the report is the same bytes with 1 or 2 jobs.
+#[test]
+fn every_example_with_a_match_is_reported_the_same_whatever_the_jobs() {
+    let base = scratch("simulate-examples");
+    for game in ["nim-clock", "rock-paper-scissors", "tic-tac-toe"] {
+        let path = format!("examples/{game}");
+        let mut texts = Vec::new();
+        for jobs in ["1", "2"] {
+            let out = base.join(format!("{game}-{jobs}"));
+            let (code, stdout, stderr) = simulate(&[
+                &path,
+                "--matches",
+                "60",
+                "--seed",
+                "7",
+                "--jobs",
+                jobs,
+                "--out",
+                out.to_str().expect("path"),
+            ]);
+            assert_eq!(code, 0, "{game}: {stderr}");
+            assert!(stdout.contains("wins"), "{stdout}");
+            texts.push(std::fs::read(out.join("report.json")).expect("report"));
+        }
+        assert_eq!(texts[0], texts[1], "{game}: the report depends on --jobs");
+        let r = report(&base.join(format!("{game}-1")));
+        assert_eq!(r["matches"], 60);
+        assert_eq!(r["statuses"]["match_over"], 60, "{game}: {}", r["statuses"]);
+        let seats = r["seats"].as_object().expect("seats");
+        assert_eq!(seats.len(), 2);
+        let decided: u64 = seats
+            .values()
+            .map(|s| s["wins"].as_u64().expect("wins"))
+            .sum::<u64>()
+            + seats
+                .values()
+                .next()
+                .map_or(0, |s| s["draws"].as_u64().expect("draws"));
+        assert_eq!(decided, 60, "{game}: every match is one win or one draw");
+        for s in seats.values() {
+            let (lo, hi) = (
+                s["winRate95"][0].as_f64().expect("lo"),
+                s["winRate95"][1].as_f64().expect("hi"),
+            );
+            let rate = s["winRate"].as_f64().expect("rate");
+            assert!(lo <= rate && rate <= hi && hi - lo > 0.05, "{game}: {s}");
+        }
+        assert!(r["length"]["actions"]["median"].as_i64().expect("median") > 0);
+        assert!(r["scriptErrors"].as_array().expect("errors").is_empty());
+    }
+}
+
+/// A variant of rock-paper-scissors where seat a wins every tie: the win
+/// rates say so, beyond their 95 % intervals; the fair game's overlap.
+#[test]
+fn an_unfair_variant_is_caught_by_its_win_rates() {
+    let fair = scratch("simulate-fair");
+    let (code, _, stderr) = simulate(&[
+        "examples/rock-paper-scissors",
+        "--matches",
+        "300",
+        "--out",
+        fair.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let game = example_copy("simulate-unfair", "rock-paper-scissors");
+    let script = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&script).expect("script");
+    let unfair = text.replace(
+        "  if BEATS[a] == b then",
+        "  if BEATS[a] == b or a == b then",
+    );
+    assert_ne!(
+        text, unfair,
+        "the rule to bend is where the test expects it"
+    );
+    std::fs::write(&script, unfair).expect("variant");
+    let out = scratch("simulate-unfair-report");
+    let (code, _, stderr) = simulate(&[
+        game.to_str().expect("path"),
+        "--matches",
+        "300",
+        "--out",
+        out.to_str().expect("path"),
+        "--assert",
+        "win-rate:a:0.3:0.7",
+    ]);
+    assert_eq!(code, 1, "the expectation must fail: {stderr}");
+    assert!(stderr.contains("win-rate: seat a won"), "{stderr}");
+    let (f, u) = (report(&fair), report(&out));
+    let interval = |r: &Value, seat: &str| -> (f64, f64) {
+        (
+            r["seats"][seat]["winRate95"][0].as_f64().expect("lo"),
+            r["seats"][seat]["winRate95"][1].as_f64().expect("hi"),
+        )
+    };
+    let (fa, fb) = (interval(&f, "a"), interval(&f, "b"));
+    assert!(
+        fa.0 <= fb.1 && fb.0 <= fa.1,
+        "the fair game's intervals overlap: {fa:?} {fb:?}"
+    );
+    let (ua, ub) = (interval(&u, "a"), interval(&u, "b"));
+    assert!(ua.0 > ub.1, "a's interval lies above b's: {ua:?} {ub:?}");
+}
+
+/// A match that ends in a script error, or never ends, is named in the
+/// report and saved as a record that `digipology replay` checks.
+#[test]
+fn failed_matches_are_saved_as_records_that_replay() {
+    let game = example_copy("simulate-broken", "rock-paper-scissors");
+    let script = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&script).expect("script");
+    // Scissors in round 2 breaks the game; round 3 never ends.
+    let broken = text
+        .replace(
+            "function thrown(answer, event)\n",
+            "function thrown(answer, event)\n  if storage.round == 2 and answer == \"scissors\" then error(\"no scissors in round 2\") end\n",
+        )
+        .replace(
+            "function is_terminal()\n  return storage.round ~= nil and storage.round > rounds()\nend",
+            "function is_terminal()\n  return false\nend",
+        );
+    assert_eq!(broken.matches("no scissors").count(), 1);
+    assert!(broken.contains("return false"));
+    std::fs::write(&script, broken).expect("variant");
+    let out = scratch("simulate-broken-report");
+    let (code, _, stderr) = simulate(&[
+        game.to_str().expect("path"),
+        "--matches",
+        "20",
+        "--bots",
+        "fuzz",
+        "--max-actions",
+        "60",
+        "--out",
+        out.to_str().expect("path"),
+        "--assert",
+        "no-script-errors",
+        "--assert",
+        "all-finish",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("no-script-errors") && stderr.contains("all-finish"),
+        "{stderr}"
+    );
+    let r = report(&out);
+    let errors = r["scriptErrors"].as_array().expect("errors");
+    assert!(
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no scissors in round 2"))),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .all(|e| e["at"].as_str().is_some_and(|a| a.starts_with("main:"))),
+        "{errors:?}"
+    );
+    let failed = r["failed"].as_array().expect("failed");
+    assert!(!failed.is_empty());
+    for f in failed {
+        let record = out.join(f["record"].as_str().expect("record"));
+        let replay = bin()
+            .arg("replay")
+            .arg(&record)
+            .current_dir(root())
+            .output()
+            .expect("replay");
+        assert!(
+            replay.status.success(),
+            "{}: {}",
+            record.display(),
+            String::from_utf8_lossy(&replay.stderr)
+        );
+    }
+}
+
+#[test]
+fn bad_flags_and_games_without_a_match_are_refused() {
+    for (args, says) in [
+        (
+            vec!["examples/rock-paper-scissors", "--bots", "clever"],
+            "unknown bot",
+        ),
+        (
+            vec!["examples/rock-paper-scissors", "--bots", "z=safe"],
+            "no seat \"z\"",
+        ),
+        (
+            vec![
+                "examples/rock-paper-scissors",
+                "--matches",
+                "2",
+                "--assert",
+                "fast",
+            ],
+            "--assert",
+        ),
+        (
+            vec!["examples/basics", "--matches", "2"],
+            "no match contract",
+        ),
+        (vec!["examples/nowhere"], "nowhere"),
+    ] {
+        let (code, _, stderr) = simulate(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("internal error"), "{stderr}");
+    }
+}
