@@ -14,6 +14,7 @@ mod check;
 mod replay;
 mod scenario;
 mod simulate;
+mod simulate_page;
 mod watch;
 
 use digipology_room::{error, jsonl, package, record, room};

@@ -671,6 +671,9 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
             let path = dir.join("report.json");
             std::fs::write(&path, format!("{text}\n"))
                 .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+            let page = dir.join("report.html");
+            std::fs::write(&page, crate::simulate_page::page(&report))
+                .map_err(|e| fail(format!("{}: {e}", page.display())))?;
             println!("{}", summary(&report, dir));
         }
         None => println!("{text}"),
@@ -702,6 +705,10 @@ fn summary(report: &Value, dir: &Path) -> String {
         report["scriptErrors"].as_array().map_or(0, Vec::len),
         report["failedCount"]
     ));
-    lines.push(format!("  report: {}", dir.join("report.json").display()));
+    lines.push(format!(
+        "  report: {} ({})",
+        dir.join("report.html").display(),
+        dir.join("report.json").display()
+    ));
     lines.join("\n")
 }

@@ -3,6 +3,8 @@
 //! variant caught by its win rates, failed matches saved as records that
 //! replay, expectations for CI, and bad flags refused.
 
+#[path = "common/browser.rs"]
+mod browser;
 mod common;
 
 use std::path::Path;
@@ -243,4 +245,66 @@ fn bad_flags_and_games_without_a_match_are_refused() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!stderr.contains("internal error"), "{stderr}");
     }
+}
+
+/// report.html: one self-contained page (inline SVG, nothing fetched) that
+/// a real headless Chromium draws — win-rate bars with their intervals,
+/// the length histograms, refusals, script errors (escaped) and the failed
+/// matches' records; a screenshot in `target/simulate-report/`.
+#[test]
+fn the_html_report_draws_in_a_browser() {
+    let game = example_copy("simulate-page", "rock-paper-scissors");
+    let script = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&script).expect("script");
+    let broken = text.replace(
+        "function thrown(answer, event)\n",
+        "function thrown(answer, event)\n  if answer == \"paper\" and storage.round == 3 then error(\"<b>no paper</b> & co\") end\n",
+    );
+    std::fs::write(&script, broken).expect("variant");
+    let out = scratch("simulate-page-report");
+    let (code, _, stderr) = simulate(&[
+        game.to_str().expect("path"),
+        "--matches",
+        "40",
+        "--bots",
+        "a=fuzz",
+        "--out",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(
+        !page.contains("<b>no paper"),
+        "a script's message is escaped"
+    );
+    assert!(page.contains("&lt;b&gt;no paper&lt;/b&gt; &amp; co"));
+    assert!(
+        !page.contains("http://") && !page.contains("https://") && !page.contains("<script"),
+        "self-contained"
+    );
+    let shots = root().join("target").join("simulate-report");
+    let Some(mut b) = browser::Browser::start(&shots, 1000, 1400) else {
+        return;
+    };
+    b.open(
+        &format!("file://{}", out.join("report.html").display()),
+        "document.querySelectorAll('svg rect.bar').length === 2",
+    );
+    let hist = b.eval("document.querySelectorAll('svg rect.hist').length");
+    assert!(hist.as_u64().unwrap_or(0) >= 10, "{hist}");
+    let body = b
+        .eval("document.body.innerText")
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        body.contains("<b>no paper</b> & co"),
+        "the message reads as written"
+    );
+    assert!(
+        body.contains("records/seed-"),
+        "the failed matches' records are named"
+    );
+    assert!(body.contains("prompt.respond"), "refusals are listed");
+    b.screenshot("report");
 }
