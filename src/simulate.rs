@@ -114,6 +114,16 @@ impl Dice {
         z ^ (z >> 31)
     }
 
+    /// A uniformly random order of `0..n` (Fisher–Yates).
+    fn order(&mut self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = self.below(i + 1);
+            v.swap(i, j);
+        }
+        v
+    }
+
     /// Uniform in `0..n` (n > 0).
     fn below(&mut self, n: usize) -> usize {
         let n = u64::try_from(n).unwrap_or(u64::MAX).max(1);
@@ -226,18 +236,19 @@ impl Plan<'_> {
                     .iter()
                     .position(|s| s == seat)
                     .map_or_else(String::new, |i| format!("p{}", i + 1));
-                let options: Vec<Value> = if bot == Bot::Fuzz {
-                    observation::candidates(room.kernel().state(), seat, &player)
-                        .into_iter()
+                let chosen = if bot == Bot::Fuzz {
+                    let options = observation::candidates(room.kernel().state(), seat, &player);
+                    let pick = (!options.is_empty()).then(|| dice.below(options.len()));
+                    pick.and_then(|i| options.into_iter().nth(i))
                         .map(|(t, payload)| json!({"type": t, "payload": payload}))
-                        .collect()
                 } else {
-                    room.legal_actions(seat)
+                    // The first legal one in a random order: uniform among
+                    // the legal ones, dry-running only those before it.
+                    room.first_legal(seat, &mut |n| dice.order(n))
                 };
-                if options.is_empty() {
+                let Some(mut a) = chosen else {
                     return room.safe_default_action(seat);
-                }
-                let mut a = options[dice.below(options.len())].clone();
+                };
                 a["source"] = json!({"kind": "player", "playerId": player});
                 Some(a)
             }

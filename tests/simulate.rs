@@ -94,7 +94,7 @@ fn an_unfair_variant_is_caught_by_its_win_rates() {
     let (code, _, stderr) = simulate(&[
         "examples/rock-paper-scissors",
         "--matches",
-        "300",
+        "1000",
         "--out",
         fair.to_str().expect("path"),
     ]);
@@ -115,7 +115,7 @@ fn an_unfair_variant_is_caught_by_its_win_rates() {
     let (code, _, stderr) = simulate(&[
         game.to_str().expect("path"),
         "--matches",
-        "300",
+        "1000",
         "--out",
         out.to_str().expect("path"),
         "--assert",

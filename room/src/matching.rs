@@ -546,55 +546,106 @@ impl Room {
         if self.is_over() {
             return Vec::new();
         }
-        let state = self.kernel.state();
-        if let Some(h) = self.scripts.as_deref_mut() {
-            if h.defines("legal_actions") {
-                return match h.query(
-                    state,
-                    "legal_actions",
-                    &[digipology_kernel::Value::from(seat)],
-                ) {
-                    Some(Ok(digipology_kernel::Value::Array(list))) => {
-                        list.iter().map(digipology_kernel::Value::to_json).collect()
-                    }
-                    Some(Ok(digipology_kernel::Value::Object(m))) if m.is_empty() => Vec::new(),
-                    Some(Ok(_)) | None => {
-                        self.notice("legal_actions must return a list of {type=…, payload=…}; none are listed");
-                        Vec::new()
-                    }
-                    Some(Err(f)) => {
-                        let line = format!("legal_actions failed, none are listed: {}", f.message);
-                        self.notice(&line);
-                        Vec::new()
-                    }
-                };
-            }
+        if let Some(listed) = self.listed_actions(seat) {
+            return listed;
         }
-        let Some(player) = state.seats.get(seat).cloned().flatten() else {
+        let Some((player, list)) = self.candidates_of(seat) else {
             return Vec::new();
         };
-        let phase = self.matchup.as_ref().and_then(|m| m.book.phase.clone());
-        let list = candidates(state, seat, &player);
         let mut legal = Vec::new();
         for (ty, payload) in list {
-            if let Some(m) = self.matchup.as_deref() {
-                if !m.config.phase_allows(phase.as_deref(), &ty) {
-                    continue;
-                }
-            }
-            let action = digipology_kernel::Action::new(
-                &ty,
-                digipology_kernel::Source::Player {
-                    player_id: player.clone(),
-                },
-                payload.clone(),
-            );
-            let (kernel, host) = self.parts();
-            if kernel.dry_run(&action, host).accepted() {
+            if self.accepts(&player, &ty, &payload) {
                 legal.push(json!({"type": ty, "payload": payload}));
             }
         }
         legal
+    }
+
+    /// The first of a seat's legal actions in the order `arrange` gives
+    /// (a permutation of `0..n` for `n` candidates). In a random order
+    /// that is a uniformly random legal action, for the cost of dry-running
+    /// only the candidates before it (what `simulate`'s bots play).
+    pub fn first_legal(
+        &mut self,
+        seat: &str,
+        arrange: &mut dyn FnMut(usize) -> Vec<usize>,
+    ) -> Option<Value> {
+        if self.is_over() {
+            return None;
+        }
+        if let Some(listed) = self.listed_actions(seat) {
+            let first = arrange(listed.len()).first().copied()?;
+            return listed.into_iter().nth(first);
+        }
+        let (player, list) = self.candidates_of(seat)?;
+        for i in arrange(list.len()) {
+            let Some((ty, payload)) = list.get(i) else {
+                continue;
+            };
+            if self.accepts(&player, ty, payload) {
+                return Some(json!({"type": ty, "payload": payload}));
+            }
+        }
+        None
+    }
+
+    /// The seat's player and its candidate actions (none without a player).
+    fn candidates_of(&self, seat: &str) -> Option<(digipology_kernel::Id, Vec<(String, Value)>)> {
+        let state = self.kernel.state();
+        let player = state.seats.get(seat).cloned().flatten()?;
+        let list = candidates(state, seat, &player);
+        Some((player, list))
+    }
+
+    /// Whether the seat's player may send this action now: the phase's
+    /// tools allow it and a dry run would commit it.
+    fn accepts(&mut self, player: &digipology_kernel::Id, ty: &str, payload: &Value) -> bool {
+        if let Some(m) = self.matchup.as_deref() {
+            if !m.config.phase_allows(m.book.phase.as_deref(), ty) {
+                return false;
+            }
+        }
+        let action = digipology_kernel::Action::new(
+            ty,
+            digipology_kernel::Source::Player {
+                player_id: player.clone(),
+            },
+            payload.clone(),
+        );
+        let (kernel, host) = self.parts();
+        kernel.dry_run(&action, host).accepted()
+    }
+
+    /// The game's own `legal_actions(seat)`, when it has one.
+    fn listed_actions(&mut self, seat: &str) -> Option<Vec<Value>> {
+        let state = self.kernel.state();
+        if let Some(h) = self.scripts.as_deref_mut() {
+            if h.defines("legal_actions") {
+                return Some(
+                    match h.query(
+                        state,
+                        "legal_actions",
+                        &[digipology_kernel::Value::from(seat)],
+                    ) {
+                        Some(Ok(digipology_kernel::Value::Array(list))) => {
+                            list.iter().map(digipology_kernel::Value::to_json).collect()
+                        }
+                        Some(Ok(digipology_kernel::Value::Object(m))) if m.is_empty() => Vec::new(),
+                        Some(Ok(_)) | None => {
+                            self.notice("legal_actions must return a list of {type=…, payload=…}; none are listed");
+                            Vec::new()
+                        }
+                        Some(Err(f)) => {
+                            let line =
+                                format!("legal_actions failed, none are listed: {}", f.message);
+                            self.notice(&line);
+                            Vec::new()
+                        }
+                    },
+                );
+            }
+        }
+        None
     }
 
     /// Writes `viewer`'s observation after every processed action to `out`,
