@@ -67,8 +67,8 @@ struct SimulateArgs {
     /// How many matches.
     #[arg(long, default_value_t = 1000)]
     matches: u64,
-    /// Bots: `random`, `safe`, `fuzz` or `idle` for every seat, or
-    /// `SEAT=KIND,…`.
+    /// Bots: `random`, `safe`, `fuzz`, `idle` or `game` for every seat,
+    /// or `SEAT=KIND,…`.
     #[arg(long, default_value = "random")]
     bots: String,
     /// Match i plays on seed SEED + i.

@@ -30,6 +30,9 @@ pub enum Bot {
     Fuzz,
     /// Never acts: its clocks run out and the room plays its safe default.
     Idle,
+    /// The game's own bot, its Lua `bot(seat, roll)`; `random` when it
+    /// has none or passes.
+    Game,
 }
 
 impl Bot {
@@ -39,7 +42,10 @@ impl Bot {
             "safe" => Ok(Bot::Safe),
             "idle" => Ok(Bot::Idle),
             "fuzz" => Ok(Bot::Fuzz),
-            other => Err(format!("unknown bot {other:?}: random, safe, fuzz or idle")),
+            "game" => Ok(Bot::Game),
+            other => Err(format!(
+                "unknown bot {other:?}: random, safe, fuzz, idle or game"
+            )),
         }
     }
 
@@ -49,6 +55,7 @@ impl Bot {
             Bot::Safe => "safe",
             Bot::Idle => "idle",
             Bot::Fuzz => "fuzz",
+            Bot::Game => "game",
         }
     }
 }
@@ -229,6 +236,11 @@ impl Plan<'_> {
     fn choose(&self, room: &mut Room, seat: &str, bot: Bot, dice: &mut Dice) -> Option<Value> {
         match bot {
             Bot::Idle => None,
+            Bot::Game => {
+                let roll = u32::try_from(dice.next() >> 33).unwrap_or(0);
+                room.game_bot(seat, roll)
+                    .or_else(|| self.choose(room, seat, Bot::Random, dice))
+            }
             Bot::Safe => room.safe_default_action(seat),
             Bot::Random | Bot::Fuzz => {
                 let player = self

@@ -308,3 +308,44 @@ fn the_html_report_draws_in_a_browser() {
     assert!(body.contains("prompt.respond"), "refusals are listed");
     b.screenshot("report");
 }
+
+/// docs/simulate.md, Bots: a game's own `bot(seat, roll)` plays its seat
+/// (tic-tac-toe's takes wins and blocks: it never loses to random play);
+/// a game without one plays `random` for `game`.
+#[test]
+fn a_games_own_bot_plays_its_seat() {
+    let out = scratch("simulate-game-bot");
+    let (code, _, stderr) = simulate(&[
+        "examples/tic-tac-toe",
+        "--matches",
+        "100",
+        "--bots",
+        "x=game",
+        "--out",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = report(&out);
+    assert_eq!(r["bots"]["x"], "game");
+    assert_eq!(r["seats"]["o"]["wins"], 0, "{}", r["seats"]);
+    assert!(
+        r["seats"]["x"]["winRate95"][0].as_f64().expect("lo") > 0.8,
+        "{}",
+        r["seats"]
+    );
+    assert_eq!(
+        r["rejections"],
+        serde_json::json!({}),
+        "its moves are legal"
+    );
+    let (code, stdout, stderr) = simulate(&[
+        "examples/rock-paper-scissors",
+        "--matches",
+        "20",
+        "--bots",
+        "game",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("report");
+    assert_eq!(r["statuses"]["match_over"], 20);
+}

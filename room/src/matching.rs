@@ -616,6 +616,43 @@ impl Room {
         kernel.dry_run(&action, host).accepted()
     }
 
+    /// The game's own bot's move for `seat`: its `bot(seat, roll)`
+    /// (docs/simulate.md), given a random `roll` to vary its play; `None`
+    /// when the game has no bot, the bot passes, or it failed (with a
+    /// notice). The action is the seat's player's.
+    pub fn game_bot(&mut self, seat: &str, roll: u32) -> Option<Value> {
+        if self.is_over() {
+            return None;
+        }
+        let state = self.kernel.state();
+        let player = state.seats.get(seat).cloned().flatten()?;
+        let h = self.scripts.as_deref_mut()?;
+        if !h.defines("bot") {
+            return None;
+        }
+        let args = [
+            digipology_kernel::Value::from(seat),
+            digipology_kernel::Value::from(f64::from(roll)),
+        ];
+        match h.query(state, "bot", &args) {
+            Some(Ok(v @ digipology_kernel::Value::Object(_))) => {
+                let mut a = v.to_json();
+                a["source"] = json!({"kind": "player", "playerId": player.to_string()});
+                Some(a)
+            }
+            Some(Ok(digipology_kernel::Value::Null)) | None => None,
+            Some(Ok(_)) => {
+                self.notice("bot must return {type=…, payload=…} or nil; the seat passes");
+                None
+            }
+            Some(Err(f)) => {
+                let line = format!("bot failed, the seat passes: {}", f.message);
+                self.notice(&line);
+                None
+            }
+        }
+    }
+
     /// The game's own `legal_actions(seat)`, when it has one.
     fn listed_actions(&mut self, seat: &str) -> Option<Vec<Value>> {
         let state = self.kernel.state();

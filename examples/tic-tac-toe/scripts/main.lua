@@ -79,3 +79,58 @@ function score()
   if storage.draw then return { x = 0.5, o = 0.5 } end
   return { [storage.winner] = 1, [storage.winner == "x" and "o" or "x"] = 0 }
 end
+
+-- A bot for `digipology simulate --bots game` (docs/simulate.md): it takes
+-- a cell that wins, else one that blocks the other seat, else the centre,
+-- else a free cell chosen by `roll`. One action at a time: pick a piece
+-- up, then put it down on that cell. Read-only, like every match function.
+local function free_cells()
+  local free = {}
+  for n = 1, 9 do
+    if not mark(n) then free[#free + 1] = n end
+  end
+  return free
+end
+
+-- Whether cell n completes a line of two of `m`'s marks.
+local function completes(n, m)
+  for _, line in ipairs(LINES) do
+    local has_n, marks = false, 0
+    for _, c in ipairs(line) do
+      if c == n then has_n = true elseif mark(c) == m then marks = marks + 1 end
+    end
+    if has_n and marks == 2 then return true end
+  end
+  return false
+end
+
+local function target_cell(seat, roll)
+  local free = free_cells()
+  if #free == 0 then return nil end
+  local other = seat == "x" and "o" or "x"
+  for _, m in ipairs({ seat, other }) do
+    for _, n in ipairs(free) do
+      if completes(n, m) then return n end
+    end
+  end
+  if not mark(5) then return 5 end
+  return free[roll % #free + 1]
+end
+
+function bot(seat, roll)
+  if seat ~= turn() or storage.winner or storage.draw then return nil end
+  local cell = target_cell(seat, roll)
+  if not cell then return nil end
+  for _, piece in ipairs(game.entities(seat)) do
+    if piece.held_by then
+      return { type = "entity.drop", payload = { entityId = piece.id, transform = {
+        position = game.entity("cell_" .. cell).position,
+        rotation = { x = 0, y = 0, z = 0, w = 1 }, scale = { x = 1, y = 1, z = 1 } } } }
+    end
+  end
+  for _, piece in ipairs(game.entities(seat)) do
+    if piece.placement.kind ~= "snap" then
+      return { type = "entity.grab", payload = { entityId = piece.id } }
+    end
+  end
+end

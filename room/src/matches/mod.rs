@@ -933,7 +933,7 @@ pub fn rng_from_words(words: &[String]) -> Option<digipology_kernel::rng::Rng> {
 pub const MANIFEST_VERSION: u64 = 1;
 
 /// The game module functions a game may define (docs/match.md).
-pub const GAME_FUNCTIONS: [&str; 11] = [
+pub const GAME_FUNCTIONS: [&str; 12] = [
     "current_phase",
     "is_ready",
     "participation",
@@ -945,6 +945,7 @@ pub const GAME_FUNCTIONS: [&str; 11] = [
     "is_terminal",
     "score",
     "can_act",
+    "bot",
 ];
 
 /// A game's public manifest (seed 004: manifest): what a program needs to
