@@ -531,11 +531,15 @@ fn report(
         "longest": longest,
         "failed": failed,
         "failedCount": outcomes.iter().filter(|o| o.failed()).count(),
+        "failedSeeds": outcomes.iter().filter(|o| o.failed()).map(|o| o.seed).take(FAILED_SEEDS).collect::<Vec<_>>(),
     })
 }
 
 /// Failed matches listed (and recorded) in the report.
 const FAILED_LISTED: usize = 20;
+
+/// Failed matches named by seed in the report.
+const FAILED_SEEDS: usize = 10_000;
 
 /// Plays each failed match again with a record (`digipology replay`
 /// checks it): `out/records/seed-N.jsonl`, by seed.

@@ -196,6 +196,13 @@ fn failed_matches_are_saved_as_records_that_replay() {
     );
     let failed = r["failed"].as_array().expect("failed");
     assert!(!failed.is_empty());
+    assert_eq!(
+        r["failedSeeds"].as_array().map(Vec::len),
+        r["failedCount"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok()),
+        "every failed match is named"
+    );
     for f in failed {
         let record = out.join(f["record"].as_str().expect("record"));
         let replay = bin()
