@@ -65,7 +65,7 @@ struct SimulateArgs {
     /// The game folder.
     game: PathBuf,
     /// How many matches.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     matches: u64,
     /// Bots: `random`, `safe`, `fuzz`, `idle` or `game` for every seat,
     /// or `SEAT=KIND,…`.
@@ -92,7 +92,7 @@ struct SimulateArgs {
     #[arg(long, default_value_t = 10_000)]
     max_actions: u64,
     /// Virtual milliseconds a bot takes to act.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(0..=86_400_000))]
     think_ms: i64,
 }
 

@@ -101,11 +101,15 @@ struct Outcome {
     script_errors: BTreeMap<String, (u64, String)>,
     /// (expiry kind, seat) → count.
     expiries: BTreeMap<(String, String), u64>,
+    /// A match function's failure (the room's words) → count.
+    faults: BTreeMap<String, u64>,
 }
 
 impl Outcome {
     fn failed(&self) -> bool {
-        !self.script_errors.is_empty() || matches!(self.status.as_str(), "unfinished" | "stalled")
+        !self.script_errors.is_empty()
+            || !self.faults.is_empty()
+            || matches!(self.status.as_str(), "unfinished" | "stalled" | "crashed")
     }
 }
 
@@ -218,14 +222,21 @@ impl Plan<'_> {
             .match_layer()
             .map(|m| m.acting())
             .unwrap_or_else(|| self.seats.clone());
-        let n = acting.len();
+        // Seat order, starting after the seat that moved last (`turn`).
+        let n = self.seats.len();
         for k in 0..n {
             let i = (*turn + k) % n;
-            let seat = &acting[i];
+            let seat = &self.seats[i];
+            if !acting.contains(seat) {
+                continue;
+            }
             let bot = self.bots.get(seat).copied().unwrap_or(Bot::Random);
             let Some(mut action) = self.choose(room, seat, bot, dice) else {
                 continue;
             };
+            if !action.is_object() {
+                continue;
+            }
             *turn = i + 1;
             action["at"] = json!(room.clock().saturating_add(self.think_ms));
             return Some(action);
@@ -268,8 +279,12 @@ impl Plan<'_> {
     }
 }
 
-/// Counts the events since the last call.
+/// Counts the events and match-function faults since the last call.
 fn tally(room: &mut Room, out: &mut Outcome) {
+    for f in room.take_faults() {
+        let key: String = f.chars().take(300).collect();
+        *out.faults.entry(key).or_default() += 1;
+    }
     for e in room.take_events() {
         match &e.kind {
             EventKind::ActionRejected {
@@ -330,15 +345,30 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
     let done = AtomicU64::new(0);
     let results: Mutex<Vec<(u64, Result<Outcome, String>)>> = Mutex::new(Vec::new());
     let show = io::stderr().is_terminal();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| loop {
+    let jobs = usize::try_from(matches)
+        .unwrap_or(usize::MAX)
+        .min(jobs)
+        .max(1);
+    let spawned = std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            std::thread::Builder::new().spawn_scoped(scope, || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= matches {
                     return;
                 }
                 let s = seed.wrapping_add(i);
-                let outcome = plan.room(s).and_then(|room| plan.play(s, room));
+                // A panic is a bug of ours: the match is reported as
+                // crashed, the others go on.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    plan.room(s).and_then(|room| plan.play(s, room))
+                }))
+                .unwrap_or_else(|_| {
+                    Ok(Outcome {
+                        seed: s,
+                        status: "crashed".into(),
+                        ..Outcome::default()
+                    })
+                });
                 if let Ok(mut r) = results.lock() {
                     r.push((i, outcome));
                 }
@@ -349,9 +379,11 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
                         eprintln!();
                     }
                 }
-            });
+            })?;
         }
+        Ok::<(), io::Error>(())
     });
+    spawned.map_err(|e| format!("cannot start a simulation thread: {e}"))?;
     let mut all = results
         .into_inner()
         .map_err(|_| "a simulation thread failed".to_owned())?;
@@ -440,12 +472,9 @@ fn seat_rates(outcomes: &[Outcome], seats: &[String]) -> Value {
     let rate = |k: u64| {
         // Counts far below 2^52: exact as doubles.
         #[allow(clippy::cast_precision_loss)]
-        let r = if over == 0 {
-            0.0
-        } else {
-            k as f64 / over as f64
-        };
-        r4(r)
+        // No rate without a finished match.
+        let r = (over > 0).then(|| r4(k as f64 / over as f64));
+        json!(r)
     };
     let rows: serde_json::Map<String, Value> = counts
         .into_iter()
@@ -472,6 +501,7 @@ fn report(
     let mut rejections: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
     let mut errors: BTreeMap<&str, (u64, u64, &str, u64)> = BTreeMap::new();
     let mut expiries: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    let mut faults: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
     for o in outcomes {
         *statuses.entry(o.status.as_str()).or_default() += 1;
         for ((t, code), n) in &o.rejections {
@@ -485,7 +515,17 @@ fn report(
         for ((kind, seat), n) in &o.expiries {
             *expiries.entry(kind).or_default().entry(seat).or_default() += n;
         }
+        for (message, n) in &o.faults {
+            let f = faults.entry(message).or_insert((0, 0, o.seed));
+            f.0 += n;
+            f.1 += 1;
+        }
     }
+    let game_faults: Vec<Value> = faults
+        .iter()
+        .take(FAULTS_LISTED)
+        .map(|(m, (n, k, seed))| json!({"message": m, "count": n, "matches": k, "firstSeed": seed}))
+        .collect();
     let script_errors: Vec<Value> = errors
         .iter()
         .map(|(at, (n, m, msg, seed))| json!({"at": at, "count": n, "matches": m, "message": msg, "firstSeed": seed}))
@@ -527,6 +567,7 @@ fn report(
         "length": {"actions": spread(&actions), "virtualMs": spread(&times)},
         "rejections": rejections,
         "scriptErrors": script_errors,
+        "gameFaults": game_faults,
         "expiries": expiries,
         "longest": longest,
         "failed": failed,
@@ -534,6 +575,9 @@ fn report(
         "failedSeeds": outcomes.iter().filter(|o| o.failed()).map(|o| o.seed).take(FAILED_SEEDS).collect::<Vec<_>>(),
     })
 }
+
+/// Distinct match-function failures listed in the report.
+const FAULTS_LISTED: usize = 100;
 
 /// Failed matches listed (and recorded) in the report.
 const FAILED_LISTED: usize = 20;
@@ -557,7 +601,9 @@ fn record_failed(
         let path = out.join(&name);
         let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut room = plan.room(o.seed)?;
-        let mut header = json!({"game": opts.game.display().to_string(), "seed": o.seed,
+        // The game as an absolute path: the record replays from anywhere.
+        let game = std::fs::canonicalize(&opts.game).unwrap_or_else(|_| opts.game.clone());
+        let mut header = json!({"game": game.display().to_string(), "seed": o.seed,
             "instructionsMax": null, "memoryMax": null});
         if let (Some(_), Some(m)) = (&plan.config, room.match_layer()) {
             header["match"] = m.config.to_json();
@@ -570,52 +616,78 @@ fn record_failed(
     Ok(records)
 }
 
+/// An expectation (`--assert`).
+enum Expect {
+    NoScriptErrors,
+    AllFinish,
+    WinRate(String, f64, f64),
+}
+
+/// Reads the expectations before anything is played.
+fn parse_asserts(asserts: &[String], seats: &[String]) -> Result<Vec<Expect>, String> {
+    asserts
+        .iter()
+        .map(|a| match a.split(':').collect::<Vec<_>>().as_slice() {
+            ["no-script-errors"] => Ok(Expect::NoScriptErrors),
+            ["all-finish"] => Ok(Expect::AllFinish),
+            ["win-rate", seat, lo, hi] => {
+                if !seats.iter().any(|s| s == seat) {
+                    return Err(format!(
+                        "--assert {a}: the game has no seat {seat:?} (seats: {})",
+                        seats.join(", ")
+                    ));
+                }
+                Ok(Expect::WinRate(
+                    (*seat).to_owned(),
+                    parse_rate(lo, a)?,
+                    parse_rate(hi, a)?,
+                ))
+            }
+            _ => Err(format!(
+                "--assert {a:?}: use no-script-errors, all-finish or win-rate:SEAT:LO:HI"
+            )),
+        })
+        .collect()
+}
+
 /// The expectations that do not hold (empty: all hold).
-fn check_asserts(asserts: &[String], report: &Value) -> Result<Vec<String>, String> {
+fn check_asserts(expects: &[Expect], report: &Value) -> Vec<String> {
+    let count = |k: &str| report[k].as_array().map_or(0, Vec::len);
     let mut failed = Vec::new();
-    for a in asserts {
-        let parts: Vec<&str> = a.split(':').collect();
-        match parts.as_slice() {
-            ["no-script-errors"] => {
-                let n = report["scriptErrors"].as_array().map_or(0, Vec::len);
-                if n > 0 {
+    for e in expects {
+        match e {
+            Expect::NoScriptErrors => {
+                let (errors, faults) = (count("scriptErrors"), count("gameFaults"));
+                if errors + faults > 0 {
                     failed.push(format!(
-                        "no-script-errors: {n} script error sites ({})",
-                        report["scriptErrors"][0]["at"]
+                        "no-script-errors: {errors} script error sites, {faults} failing match functions ({})",
+                        if errors > 0 { &report["scriptErrors"][0]["at"] } else { &report["gameFaults"][0]["message"] }
                     ));
                 }
             }
-            ["all-finish"] => {
-                let n = report["failedCount"].as_u64().unwrap_or(0);
-                let bad = ["unfinished", "stalled"]
+            Expect::AllFinish => {
+                let bad = ["unfinished", "stalled", "crashed"]
                     .iter()
                     .map(|s| report["statuses"][s].as_u64().unwrap_or(0))
                     .sum::<u64>();
                 if bad > 0 {
-                    failed.push(format!(
-                        "all-finish: {bad} matches did not finish ({n} failed in all)"
-                    ));
+                    failed.push(format!("all-finish: {bad} matches did not finish"));
                 }
             }
-            ["win-rate", seat, lo, hi] => {
-                let (lo, hi) = (parse_rate(lo, a)?, parse_rate(hi, a)?);
-                let rate = report["seats"][*seat]["winRate"]
-                    .as_f64()
-                    .ok_or_else(|| format!("--assert {a}: no seat {seat:?}"))?;
-                if rate < lo || rate > hi {
-                    failed.push(format!(
+            Expect::WinRate(seat, lo, hi) => {
+                match report["seats"][seat.as_str()]["winRate"].as_f64() {
+                    Some(rate) if rate >= *lo && rate <= *hi => {}
+                    Some(rate) => failed.push(format!(
                         "win-rate: seat {seat} won {rate}, not within {lo}..{hi}"
-                    ));
+                    )),
+                    None => failed.push(format!(
+                        "win-rate: seat {seat} has no win rate (no match reached match_over)"
+                    )),
                 }
-            }
-            _ => {
-                return Err(format!(
-                    "--assert {a:?}: use no-script-errors, all-finish or win-rate:SEAT:LO:HI"
-                ))
             }
         }
     }
-    Ok(failed)
+    failed
 }
 
 fn parse_rate(text: &str, whole: &str) -> Result<f64, String> {
@@ -682,16 +754,18 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
     } else {
         opts.jobs
     };
+    // Everything a run could stumble on after playing is checked first.
+    let expects = parse_asserts(&opts.asserts, &plan.seats).map_err(fail)?;
+    if let Some(dir) = &opts.out {
+        std::fs::create_dir_all(dir).map_err(|e| fail(format!("--out {}: {e}", dir.display())))?;
+    }
     let outcomes = play_all(&plan, opts.seed, opts.matches, jobs).map_err(fail)?;
     let records = match &opts.out {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-            record_failed(opts, &plan, &outcomes, dir).map_err(fail)?
-        }
+        Some(dir) => record_failed(opts, &plan, &outcomes, dir).map_err(fail)?,
         None => BTreeMap::new(),
     };
     let report = report(opts, &plan, &outcomes, &records);
-    let failed = check_asserts(&opts.asserts, &report).map_err(fail)?;
+    let failed = check_asserts(&expects, &report);
     let text = serde_json::to_string_pretty(&report).unwrap_or_default();
     match &opts.out {
         Some(dir) => {

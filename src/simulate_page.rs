@@ -148,12 +148,12 @@ fn histogram(out: &mut String, spread: &Value, what: &str) {
         let bar = 110.0 * (*n as f64) / (most as f64);
         #[allow(clippy::cast_precision_loss)]
         let x = 10.0 + 62.0 * i as f64;
-        let lo = from + i * width;
+        let lo = from.saturating_add(i.saturating_mul(width));
         let _ = write!(
             out,
             "<rect class=\"hist\" x=\"{x}\" y=\"{:.1}\" width=\"56\" height=\"{bar:.1}\"><title>{lo}–{}: {n}</title></rect><text x=\"{x}\" y=\"145\">{lo}</text>",
             120.0 - bar,
-            lo + width - 1
+            lo.saturating_add(width).saturating_sub(1)
         );
     }
     let _ = write!(
@@ -203,8 +203,9 @@ fn rejections(out: &mut String, rejections: &Value) {
     out.push_str("</table></section>");
 }
 
-/// Script errors by file:line.
+/// Script errors by file:line, then failing match functions.
 fn errors(out: &mut String, report: &Value) {
+    faults(out, report);
     out.push_str("<section><h2>Script errors</h2>");
     let list = report["scriptErrors"]
         .as_array()
@@ -220,6 +221,23 @@ fn errors(out: &mut String, report: &Value) {
             out,
             "<tr><td class=\"bad\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
             esc(&text(&e["at"])), e["count"], e["matches"], esc(&text(&e["message"])), e["firstSeed"]
+        );
+    }
+    out.push_str("</table></section>");
+}
+
+/// Match functions (`score`, `participation`, …) that failed.
+fn faults(out: &mut String, report: &Value) {
+    let list = report["gameFaults"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        return;
+    }
+    out.push_str("<section><h2>Match functions that failed</h2><table><tr><th>what the room said</th><th class=\"num\">times</th><th class=\"num\">matches</th><th class=\"num\">first seed</th></tr>");
+    for f in list {
+        let _ = write!(
+            out,
+            "<tr><td class=\"bad\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            esc(&text(&f["message"])), f["count"], f["matches"], f["firstSeed"]
         );
     }
     out.push_str("</table></section>");

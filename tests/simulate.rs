@@ -356,3 +356,66 @@ fn a_games_own_bot_plays_its_seat() {
     let r: Value = serde_json::from_str(&stdout).expect("report");
     assert_eq!(r["statuses"]["match_over"], 20);
 }
+
+/// A game whose match functions fail or answer nonsense: the report names
+/// them (gameFaults), `no-script-errors` fails, nothing crashes; bad flags
+/// are refused before any match is played.
+#[test]
+fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
+    let game = example_copy("simulate-faults", "tic-tac-toe");
+    let script = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&script).expect("script");
+    let broken = text.replace("function score()\n", "function score()\n  error(\"no score today\")\n")
+        + "\nfunction legal_actions(seat) return { 1, 2, { type = \"entity.grab\", payload = { entityId = \"x1\" } } } end\n";
+    std::fs::write(&script, broken).expect("variant");
+    let out = scratch("simulate-faults-report");
+    let (code, _, stderr) = simulate(&[
+        game.to_str().expect("path"),
+        "--matches",
+        "5",
+        "--max-actions",
+        "40",
+        "--out",
+        out.to_str().expect("path"),
+        "--assert",
+        "no-script-errors",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    assert!(stderr.contains("failing match functions"), "{stderr}");
+    let r = report(&out);
+    let faults = r["gameFaults"].as_array().expect("faults");
+    assert!(
+        faults.iter().any(|f| f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("legal_actions listed something"))),
+        "{faults:?}"
+    );
+    // Refused before playing: a file as --out, an assert naming no seat,
+    // a negative think time, too many matches.
+    let file = scratch("simulate-out-file").join("taken");
+    std::fs::write(&file, "x").expect("file");
+    for (args, says) in [
+        (
+            vec![
+                "examples/tic-tac-toe",
+                "--out",
+                file.to_str().expect("path"),
+            ],
+            "--out",
+        ),
+        (
+            vec!["examples/tic-tac-toe", "--assert", "win-rate:z:0:1"],
+            "no seat \"z\"",
+        ),
+        (vec!["examples/tic-tac-toe", "--think-ms=-5"], "-5"),
+        (
+            vec!["examples/tic-tac-toe", "--matches", "2000000"],
+            "matches",
+        ),
+    ] {
+        let (code, _, stderr) = simulate(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

@@ -403,7 +403,7 @@ impl Room {
         self.matchup = Some(layer);
         self.set_book(text);
         for n in notices {
-            self.notice(&n);
+            self.fault(&n);
         }
         follow
     }
@@ -457,7 +457,7 @@ impl Room {
             &mut notices,
         );
         for n in notices {
-            self.notice(&n);
+            self.fault(&n);
         }
         let (ty, payload) = found?;
         Some(
@@ -642,12 +642,12 @@ impl Room {
             }
             Some(Ok(digipology_kernel::Value::Null)) | None => None,
             Some(Ok(_)) => {
-                self.notice("bot must return {type=…, payload=…} or nil; the seat passes");
+                self.fault("bot must return {type=…, payload=…} or nil; the seat passes");
                 None
             }
             Some(Err(f)) => {
                 let line = format!("bot failed, the seat passes: {}", f.message);
-                self.notice(&line);
+                self.fault(&line);
                 None
             }
         }
@@ -665,17 +665,27 @@ impl Room {
                         &[digipology_kernel::Value::from(seat)],
                     ) {
                         Some(Ok(digipology_kernel::Value::Array(list))) => {
-                            list.iter().map(digipology_kernel::Value::to_json).collect()
+                            let all: Vec<Value> =
+                                list.iter().map(digipology_kernel::Value::to_json).collect();
+                            let n = all.len();
+                            let kept: Vec<Value> = all
+                                .into_iter()
+                                .filter(|a| a.get("type").is_some_and(Value::is_string))
+                                .collect();
+                            if kept.len() < n {
+                                self.fault("legal_actions listed something that is not {type=…, payload=…}; it is left out");
+                            }
+                            kept
                         }
                         Some(Ok(digipology_kernel::Value::Object(m))) if m.is_empty() => Vec::new(),
                         Some(Ok(_)) | None => {
-                            self.notice("legal_actions must return a list of {type=…, payload=…}; none are listed");
+                            self.fault("legal_actions must return a list of {type=…, payload=…}; none are listed");
                             Vec::new()
                         }
                         Some(Err(f)) => {
                             let line =
                                 format!("legal_actions failed, none are listed: {}", f.message);
-                            self.notice(&line);
+                            self.fault(&line);
                             Vec::new()
                         }
                     },

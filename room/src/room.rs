@@ -90,6 +90,9 @@ pub struct Room {
     /// [`Room::take_notices`]).
     notice_hook: Option<NoticeHook>,
     notices: Vec<String>,
+    /// The game's match functions that failed or answered wrongly since
+    /// the last [`Room::take_faults`] (also noticed).
+    faults: Vec<String>,
     /// Whose view the events are written in (docs/observations.md): the
     /// referee's (everything) unless set. History and records keep the
     /// referee's.
@@ -127,6 +130,7 @@ impl Room {
             fires_max: END_FIRES_MAX,
             notice_hook: None,
             notices: Vec::new(),
+            faults: Vec::new(),
             line_buf: String::new(),
             flush_each: true,
             view: Viewer::Referee,
@@ -264,6 +268,21 @@ impl Room {
         std::mem::take(&mut self.notices)
     }
 
+    /// The game's match functions (`score`, `participation`, `bot`, …)
+    /// that failed or answered what they may not since the last call: the
+    /// room went on without their answer (at most 10,000 are kept).
+    pub fn take_faults(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.faults)
+    }
+
+    /// A notice that is a match function's fault.
+    pub(crate) fn fault(&mut self, line: &str) {
+        if self.faults.len() < 10_000 {
+            self.faults.push(line.to_owned());
+        }
+        self.notice(line);
+    }
+
     pub(crate) fn notice(&mut self, line: &str) {
         match &mut self.notice_hook {
             Some(hook) => hook(line),
@@ -309,7 +328,7 @@ impl Room {
                     f.kind.as_str(),
                     f.message
                 );
-                self.notice(&line);
+                self.fault(&line);
                 digipology_kernel::Value::Null
             }
         };

@@ -235,7 +235,8 @@ fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<(String,
                         "entity.drop",
                         json!({"entityId": id, "transform": json_of(&t)}),
                     );
-                    for snap in &snaps {
+                    // (A snap point where the piece is already adds nothing.)
+                    for snap in snaps.iter().filter(|s| s.position != t.position) {
                         let onto = digipology_kernel::transform::Transform {
                             position: snap.position,
                             ..t
