@@ -27,6 +27,18 @@ fn simulate(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A copy of an example whose script `edit` changes; the edit must change
+/// something (the rule it bends is where the test expects it).
+fn variant(test: &str, example: &str, edit: impl FnOnce(&str) -> String) -> std::path::PathBuf {
+    let game = example_copy(test, example);
+    let script = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&script).expect("script");
+    let changed = edit(&text);
+    assert_ne!(text, changed, "{test}: the edit changed nothing");
+    std::fs::write(&script, changed).expect("variant");
+    game
+}
+
 fn report(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
     serde_json::from_str(&text).expect("report JSON")
@@ -99,18 +111,12 @@ fn an_unfair_variant_is_caught_by_its_win_rates() {
         fair.to_str().expect("path"),
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let game = example_copy("simulate-unfair", "rock-paper-scissors");
-    let script = game.join("scripts/main.lua");
-    let text = std::fs::read_to_string(&script).expect("script");
-    let unfair = text.replace(
-        "  if BEATS[a] == b then",
-        "  if BEATS[a] == b or a == b then",
-    );
-    assert_ne!(
-        text, unfair,
-        "the rule to bend is where the test expects it"
-    );
-    std::fs::write(&script, unfair).expect("variant");
+    let game = variant("simulate-unfair", "rock-paper-scissors", |text| {
+        text.replace(
+            "  if BEATS[a] == b then",
+            "  if BEATS[a] == b or a == b then",
+        )
+    });
     let out = scratch("simulate-unfair-report");
     let (code, _, stderr) = simulate(&[
         game.to_str().expect("path"),
@@ -143,12 +149,10 @@ fn an_unfair_variant_is_caught_by_its_win_rates() {
 /// report and saved as a record that `digipology replay` checks.
 #[test]
 fn failed_matches_are_saved_as_records_that_replay() {
-    let game = example_copy("simulate-broken", "rock-paper-scissors");
-    let script = game.join("scripts/main.lua");
-    let text = std::fs::read_to_string(&script).expect("script");
     // Scissors in round 2 breaks the game; round 3 never ends.
-    let broken = text
-        .replace(
+    let game = variant("simulate-broken", "rock-paper-scissors", |text| {
+        let broken = text
+            .replace(
             "function thrown(answer, event)\n",
             "function thrown(answer, event)\n  if storage.round == 2 and answer == \"scissors\" then error(\"no scissors in round 2\") end\n",
         )
@@ -156,9 +160,10 @@ fn failed_matches_are_saved_as_records_that_replay() {
             "function is_terminal()\n  return storage.round ~= nil and storage.round > rounds()\nend",
             "function is_terminal()\n  return false\nend",
         );
-    assert_eq!(broken.matches("no scissors").count(), 1);
-    assert!(broken.contains("return false"));
-    std::fs::write(&script, broken).expect("variant");
+        assert_eq!(broken.matches("no scissors").count(), 1);
+        assert!(broken.contains("return false"));
+        broken
+    });
     let out = scratch("simulate-broken-report");
     let (code, _, stderr) = simulate(&[
         game.to_str().expect("path"),
@@ -260,14 +265,12 @@ fn bad_flags_and_games_without_a_match_are_refused() {
 /// matches' records; a screenshot in `target/simulate-report/`.
 #[test]
 fn the_html_report_draws_in_a_browser() {
-    let game = example_copy("simulate-page", "rock-paper-scissors");
-    let script = game.join("scripts/main.lua");
-    let text = std::fs::read_to_string(&script).expect("script");
-    let broken = text.replace(
-        "function thrown(answer, event)\n",
-        "function thrown(answer, event)\n  if answer == \"paper\" and storage.round == 3 then error(\"<b>no paper</b> & co\") end\n",
-    );
-    std::fs::write(&script, broken).expect("variant");
+    let game = variant("simulate-page", "rock-paper-scissors", |text| {
+        text.replace(
+            "function thrown(answer, event)\n",
+            "function thrown(answer, event)\n  if answer == \"paper\" and storage.round == 3 then error(\"<b>no paper</b> & co\") end\n",
+        )
+    });
     let out = scratch("simulate-page-report");
     let (code, _, stderr) = simulate(&[
         game.to_str().expect("path"),
@@ -362,12 +365,10 @@ fn a_games_own_bot_plays_its_seat() {
 /// are refused before any match is played.
 #[test]
 fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
-    let game = example_copy("simulate-faults", "tic-tac-toe");
-    let script = game.join("scripts/main.lua");
-    let text = std::fs::read_to_string(&script).expect("script");
-    let broken = text.replace("function score()\n", "function score()\n  error(\"no score today\")\n")
-        + "\nfunction legal_actions(seat) return { 1, 2, { type = \"entity.grab\", payload = { entityId = \"x1\" } } } end\n";
-    std::fs::write(&script, broken).expect("variant");
+    let game = variant("simulate-faults", "tic-tac-toe", |text| {
+        text.replace("function score()\n", "function score()\n  error(\"no score today\")\n")
+            + "\nfunction legal_actions(seat) return { 1, 2, { type = \"entity.grab\", payload = { entityId = \"x1\" } } } end\n"
+    });
     let out = scratch("simulate-faults-report");
     let (code, _, stderr) = simulate(&[
         game.to_str().expect("path"),
