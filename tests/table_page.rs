@@ -689,3 +689,29 @@ fn a_player_who_joins_first_follows_the_match_once_it_starts() {
     );
     b.screenshot("02-live");
 }
+
+/// Tic-tac-toe against the server's bot in the browser: the bot is the
+/// game's own `bot(seat, roll)` (docs/server.md), so a drag of x onto
+/// the centre gets an o on the board in answer.
+#[test]
+fn a_person_plays_tic_tac_toe_against_the_games_bot() {
+    let Some(Rig { server, mut b, .. }) = rig("ttt", &["tic-tac-toe"], &[], (1200, 900)) else {
+        return;
+    };
+    let ann = post(
+        &server,
+        "/games/tic-tac-toe/enqueue",
+        &json!({"name": "ann", "bots": true}),
+    );
+    assert_eq!(ann["seat"], json!("x"));
+    b.open(&seat_url(&server, &ann), LIVE);
+    let (x, y) = b.centre("#table [data-id='cell_5']");
+    b.drag("#table [data-id='x1']", (x + 4.0, y + 4.0));
+    b.wait_for(
+        "document.querySelector('#controls').textContent.includes('x to play') && [...document.querySelectorAll('#log li')].filter((li) => li.dataset.type === 'snap.attached').length === 2",
+        "the bot's answer on the board",
+    );
+    let log = text_of(&mut b, "#log");
+    assert!(log.contains("\"entityId\":\"o"), "an o piece moved: {log}");
+    b.screenshot("bot-answered");
+}

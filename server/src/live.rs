@@ -618,7 +618,15 @@ impl Live {
             let Some(seat) = bots.iter().find(|s| self.acting(s)).cloned() else {
                 return Ok(());
             };
-            let Some(mut action) = self.room.safe_default_action(&seat) else {
+            // The game's own bot when it has one (docs/simulate.md), else
+            // the seat's safe default. Its move is logged like any other,
+            // so the roll need not be replayed.
+            let roll = u32::try_from(self.next_line % u64::from(u32::MAX)).unwrap_or(0);
+            let Some(mut action) = self
+                .room
+                .game_bot(&seat, roll)
+                .or_else(|| self.room.safe_default_action(&seat))
+            else {
                 return Ok(());
             };
             action["at"] = json!(self.now());
