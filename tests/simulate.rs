@@ -68,9 +68,14 @@ fn every_example_with_a_match_is_reported_the_same_whatever_the_jobs() {
             ]);
             assert_eq!(code, 0, "{game}: {stderr}");
             assert!(stdout.contains("wins"), "{stdout}");
-            texts.push(std::fs::read(out.join("report.json")).expect("report"));
+            let mut bytes = std::fs::read(out.join("report.json")).expect("report");
+            bytes.extend(std::fs::read(out.join("report.html")).expect("report.html"));
+            texts.push(bytes);
         }
-        assert_eq!(texts[0], texts[1], "{game}: the report depends on --jobs");
+        assert_eq!(
+            texts[0], texts[1],
+            "{game}: report.json or report.html depends on --jobs"
+        );
         let r = report(&base.join(format!("{game}-1")));
         assert_eq!(r["matches"], 60);
         assert_eq!(r["statuses"]["match_over"], 60, "{game}: {}", r["statuses"]);
