@@ -78,11 +78,8 @@ impl LuaHost {
         let core = make_core(&lua, &shared, modules).map_err(internal)?;
         let slot = Rc::new(Slot::new());
         let natives = natives(&lua, &slot).map_err(internal)?;
-        let prelude: Table = lua
-            .load(PRELUDE)
-            .set_name("=prelude.lua")
-            .set_mode(ChunkMode::Text)
-            .call((core, lua.globals(), natives))
+        let prelude: Table = prelude_chunk(&lua)
+            .and_then(|f| f.call((core, lua.globals(), natives)))
             .map_err(internal)?;
         let order: String = prelude
             .get::<Function>("selftest")
@@ -294,6 +291,29 @@ fn script_line(lua: &Lua) -> Option<u32> {
                 None
             }
         })
+}
+
+/// The prelude compiled once per process: parsing its Lua was most of
+/// what starting a VM cost (`simulate` starts one per match). Later VMs
+/// load the compiled chunk (same code, same line numbers); binary chunks
+/// come only from here, never from a game.
+static PRELUDE_CODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+fn prelude_chunk(lua: &Lua) -> mlua::Result<Function> {
+    if let Some(code) = PRELUDE_CODE.get() {
+        return lua
+            .load(code.as_slice())
+            .set_name("=prelude.lua")
+            .set_mode(ChunkMode::Binary)
+            .into_function();
+    }
+    let f = lua
+        .load(PRELUDE)
+        .set_name("=prelude.lua")
+        .set_mode(ChunkMode::Text)
+        .into_function()?;
+    let _ = PRELUDE_CODE.set(f.dump(false));
+    Ok(f)
 }
 
 /// Compiles `source` without running it (for `digipology check`).
