@@ -509,26 +509,22 @@ impl Hub {
         };
         let record = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let mut room = build(&game, &header, Shared(record.clone())).map_err(unreplayable)?;
-        room.autofire = false;
         let mut last = 0;
         let mut shown = None;
-        for line in &history.lines {
-            let said = room
-                .replay_line(line, &mut std::io::sink())
-                .map_err(|e| unreplayable(e.to_string()))?;
+        crate::live::replay_log(&mut room, &history.lines, true, |room, s| {
             // The record the replay writes is not kept.
             record.borrow_mut().clear();
-            if room.kernel().state_hash() != said.hash {
-                return Err(unreplayable(format!(
-                    "sequence {} does not reach the logged state (the game's files changed since)",
-                    said.seq
-                )));
-            }
-            last = said.seq;
-            if shown.is_none() && said.seq >= seq {
+            last = s;
+            if shown.is_none() && s >= seq {
                 shown = Some(room.observation_at(viewer, room.clock()));
             }
-        }
+        })
+        .map_err(|e| match e {
+            crate::live::Unreplayed::Line(_, e) => unreplayable(e),
+            crate::live::Unreplayed::Hash { seq, .. } => unreplayable(format!(
+                "sequence {seq} does not reach the logged state (the game's files changed since)"
+            )),
+        })?;
         let observation = shown.unwrap_or_else(|| room.observation_at(viewer, room.clock()));
         Ok(json!({"seq": observation["seq"], "last": last, "observation": observation}))
     }

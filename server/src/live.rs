@@ -212,6 +212,54 @@ pub fn action_digest(action: &Value) -> String {
     blake3::hash(action.to_string().as_bytes()).to_hex()[..32].to_owned()
 }
 
+/// Why a match's log did not replay.
+pub enum Unreplayed {
+    /// Line `n` could not be processed.
+    Line(usize, String),
+    /// Line `n` (sequence `seq`) did not reach the state hash it holds.
+    Hash {
+        line: usize,
+        seq: u64,
+        got: String,
+        said: String,
+    },
+}
+
+/// Replays a match's log lines into `room` (its own timers held back: the
+/// log holds every fire), each line's state hash checked when `verify`;
+/// `each` sees the room after each line, with that line's sequence. What
+/// recovery, a `--watch` rebuild and a replay frame share.
+///
+/// # Errors
+/// The first line that does not replay, or (verifying) whose hash differs.
+pub fn replay_log(
+    room: &mut Room,
+    lines: &[String],
+    verify: bool,
+    mut each: impl FnMut(&mut Room, u64),
+) -> Result<(), Unreplayed> {
+    room.autofire = false;
+    for (n, line) in lines.iter().enumerate() {
+        let said = room
+            .replay_line(line, &mut std::io::sink())
+            .map_err(|e| Unreplayed::Line(n, e.to_string()))?;
+        if verify {
+            let got = room.kernel().state_hash();
+            if got != said.hash {
+                return Err(Unreplayed::Hash {
+                    line: n,
+                    seq: said.seq,
+                    got,
+                    said: said.hash,
+                });
+            }
+        }
+        each(room, said.seq);
+    }
+    room.autofire = true;
+    Ok(())
+}
+
 fn system(ty: &str, payload: Value) -> Value {
     json!({"type": ty, "source": {"kind": "system"}, "payload": payload})
 }
@@ -285,22 +333,17 @@ impl Live {
     /// Replays the log: every line's input again, its state hash checked
     /// against the log's, its events published as they were.
     fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
-        self.room.autofire = false;
-        let mut sink = std::io::sink();
-        for (n, line) in lines.iter().enumerate() {
-            let said = self
-                .room
-                .replay_line(line, &mut sink)
-                .map_err(|e| format!("log line {n}: {e}"))?;
-            let got = self.room.kernel().state_hash();
-            if got != said.hash {
-                return Err(format!(
-                    "log line {n} (sequence {}): the state hash is {got}, the log says {}",
-                    said.seq, said.hash
-                ));
-            }
-        }
-        self.room.autofire = true;
+        replay_log(&mut self.room, lines, true, |_, _| {}).map_err(|e| match e {
+            Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
+            Unreplayed::Hash {
+                line,
+                seq,
+                got,
+                said,
+            } => format!(
+                "log line {line} (sequence {seq}): the state hash is {got}, the log says {said}"
+            ),
+        })?;
         self.record.borrow_mut().clear();
         self.next_line = u64::try_from(lines.len()).unwrap_or(u64::MAX);
         self.acks = acks
@@ -346,6 +389,13 @@ impl Live {
     /// it (no action, timer, expiry, bot move or disconnect).
     fn full(&self) -> bool {
         self.next_line >= self.hub.options.max_inputs_per_match
+    }
+
+    /// The match has its result: no more graces, and the lobby knows.
+    fn mark_finished(&mut self) {
+        self.finished = true;
+        self.grace.clear();
+        self.hub.finished(&self.id, self.room.match_result());
     }
 
     fn tick(&self) -> Tick {
@@ -425,13 +475,14 @@ impl Live {
         let rebuilt = (|| {
             let mut room = crate::hub::build(&game, &self.header, Shared(self.record.clone()))?;
             room.keep_events();
-            room.autofire = false;
-            for (n, line) in lines.iter().enumerate() {
-                room.replay_line(line, &mut std::io::sink()).map_err(|e| {
-                    format!("the new game.json cannot replay this match (input {n}): {e}")
-                })?;
-            }
-            room.autofire = true;
+            // Not verified: the new game may well reach other states.
+            replay_log(&mut room, &lines, false, |_, _| {}).map_err(|e| {
+                let (n, why) = match e {
+                    Unreplayed::Line(n, why) => (n, why),
+                    Unreplayed::Hash { line, .. } => (line, "its state differs".to_owned()),
+                };
+                format!("the new game.json cannot replay this match (input {n}): {why}")
+            })?;
             // Those events were published when they happened.
             room.take_events();
             Ok::<Room, String>(room)
@@ -442,9 +493,7 @@ impl Live {
         self.game = game;
         // The new rules may have ended the match on its own inputs.
         if self.room.is_over() && !self.finished {
-            self.finished = true;
-            self.grace.clear();
-            self.hub.finished(&self.id, self.room.match_result());
+            self.mark_finished();
             self.feed.publish(Vec::new(), self.tick());
         }
         Ok("game.json changed: restarted the table and replayed the match on it")
@@ -723,9 +772,7 @@ impl Live {
         }
         self.next_line = self.next_line.saturating_add(n);
         if ended {
-            self.finished = true;
-            self.grace.clear();
-            self.hub.finished(&self.id, self.room.match_result());
+            self.mark_finished();
         }
         metrics::counter!("digipology_inputs_logged_total").increment(n);
         self.feed.publish(items, self.tick());
