@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use digipology_kernel::EventKind;
-use digipology_room::matches::{observation, MatchConfig};
+use digipology_room::matches::MatchConfig;
 use digipology_room::{error::CliError, package, Package, Room};
 use serde_json::{json, Value};
 
@@ -254,26 +254,18 @@ impl Plan<'_> {
             }
             Bot::Safe => room.safe_default_action(seat),
             Bot::Random | Bot::Fuzz => {
-                let player = self
-                    .seats
-                    .iter()
-                    .position(|s| s == seat)
-                    .map_or_else(String::new, |i| format!("p{}", i + 1));
                 let chosen = if bot == Bot::Fuzz {
-                    let options = observation::candidates(room.kernel().state(), seat, &player);
-                    let pick = (!options.is_empty()).then(|| dice.below(options.len()));
-                    pick.and_then(|i| options.into_iter().nth(i))
-                        .map(|(t, payload)| json!({"type": t, "payload": payload}))
+                    // One candidate, drawn uniformly: only the first of the
+                    // order is used.
+                    room.first_candidate(seat, &mut |n| {
+                        (n > 0).then(|| dice.below(n)).into_iter().collect()
+                    })
                 } else {
                     // The first legal one in a random order: uniform among
                     // the legal ones, dry-running only those before it.
                     room.first_legal(seat, &mut |n| dice.order(n))
                 };
-                let Some(mut a) = chosen else {
-                    return room.safe_default_action(seat);
-                };
-                a["source"] = json!({"kind": "player", "playerId": player});
-                Some(a)
+                chosen.or_else(|| room.safe_default_action(seat))
             }
         }
     }

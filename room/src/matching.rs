@@ -460,10 +460,7 @@ impl Room {
             self.fault(&n);
         }
         let (ty, payload) = found?;
-        Some(
-            json!({"type": ty, "source": {"kind": "player", "playerId": player.to_string()},
-                    "payload": payload}),
-        )
+        Some(as_player(&player, &ty, &payload))
     }
 
     /// Processes an action as a safe default the room committed (a
@@ -562,9 +559,10 @@ impl Room {
     }
 
     /// The first of a seat's legal actions in the order `arrange` gives
-    /// (a permutation of `0..n` for `n` candidates). In a random order
-    /// that is a uniformly random legal action, for the cost of dry-running
-    /// only the candidates before it (what `simulate`'s bots play).
+    /// (a permutation of `0..n` for `n` candidates), as its player would
+    /// submit it. In a random order that is a uniformly random legal
+    /// action, for the cost of dry-running only the candidates before it
+    /// (what `simulate`'s bots play).
     pub fn first_legal(
         &mut self,
         seat: &str,
@@ -574,8 +572,9 @@ impl Room {
             return None;
         }
         if let Some(listed) = self.listed_actions(seat) {
+            let player = self.kernel.state().seats.get(seat).cloned().flatten()?;
             let first = arrange(listed.len()).first().copied()?;
-            return listed.into_iter().nth(first);
+            return Some(from_player(&player, listed.into_iter().nth(first)?));
         }
         let (player, list) = self.candidates_of(seat)?;
         for i in arrange(list.len()) {
@@ -583,10 +582,24 @@ impl Room {
                 continue;
             };
             if self.accepts(&player, ty, payload) {
-                return Some(json!({"type": ty, "payload": payload}));
+                return Some(as_player(&player, ty, payload));
             }
         }
         None
+    }
+
+    /// The first of a seat's candidate actions in the order `arrange`
+    /// gives, legal or not, as its player would submit it (`simulate`'s
+    /// fuzz bot).
+    pub fn first_candidate(
+        &self,
+        seat: &str,
+        arrange: &mut dyn FnMut(usize) -> Vec<usize>,
+    ) -> Option<Value> {
+        let (player, list) = self.candidates_of(seat)?;
+        let first = arrange(list.len()).first().copied()?;
+        let (ty, payload) = list.get(first)?;
+        Some(as_player(&player, ty, payload))
     }
 
     /// The seat's player and its candidate actions (none without a player).
@@ -636,9 +649,7 @@ impl Room {
         ];
         match h.query(state, "bot", &args) {
             Some(Ok(v @ digipology_kernel::Value::Object(_))) => {
-                let mut a = v.to_json();
-                a["source"] = json!({"kind": "player", "playerId": player.to_string()});
-                Some(a)
+                Some(from_player(&player, v.to_json()))
             }
             Some(Ok(digipology_kernel::Value::Null)) | None => None,
             Some(Ok(_)) => {
@@ -730,5 +741,17 @@ fn with_at(mut action: Value, at: i64) -> Value {
     if let Some(o) = action.as_object_mut() {
         o.insert("at".into(), json!(at));
     }
+    action
+}
+
+/// An action as `player` would submit it.
+fn as_player(player: &digipology_kernel::Id, ty: &str, payload: &Value) -> Value {
+    from_player(player, json!({"type": ty, "payload": payload}))
+}
+
+/// `action` (`{type, payload}`, as a game's function wrote it) from
+/// `player`.
+fn from_player(player: &digipology_kernel::Id, mut action: Value) -> Value {
+    action["source"] = json!({"kind": "player", "playerId": player.to_string()});
     action
 }
