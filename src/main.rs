@@ -356,9 +356,7 @@ fn run(args: &RunArgs) -> Result<(), CliError> {
     let seats = package.seats();
     let players = match (&args.players, &args.actions) {
         (Some(p), _) => p.clone(),
-        (None, None) if args.resume.is_none() => {
-            (1..=seats.len()).map(|i| format!("p{i}")).collect()
-        }
+        (None, None) if args.resume.is_none() => default_players(seats.len()),
         (None, _) => Vec::new(),
     };
     let resumed = args.resume.is_some();
@@ -667,7 +665,7 @@ fn watch_cmd(args: &WatchArgs) -> Result<(), CliError> {
     let seats = Package::load(&args.game)?.seats();
     let players = match (&args.players, &args.actions) {
         (Some(p), _) => p.clone(),
-        (None, None) => (1..=seats.len()).map(|i| format!("p{i}")).collect(),
+        (None, None) => default_players(seats.len()),
         (None, Some(_)) => Vec::new(),
     };
     watch::watch(&watch::Options {
@@ -677,6 +675,12 @@ fn watch_cmd(args: &WatchArgs) -> Result<(), CliError> {
         players,
         replay_on_change: args.replay_on_change,
     })
+}
+
+/// The players a room seats when none are named: `p1`, `p2`, … one per
+/// seat, in the game's seat order.
+pub(crate) fn default_players(seats: usize) -> Vec<String> {
+    (1..=seats).map(|i| format!("p{i}")).collect()
 }
 
 /// `digipology serve`: the room service (docs/server.md).

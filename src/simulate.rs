@@ -152,12 +152,9 @@ struct Plan<'a> {
     think_ms: i64,
 }
 
-fn io_error(e: &io::Error) -> String {
-    e.to_string()
-}
-
 impl Plan<'_> {
-    /// A room of the match on `seed`, started, every seat taken.
+    /// A room of the match on `seed`, under the plan's match config (not
+    /// started yet: [`Plan::play`] starts it).
     fn room(&self, seed: u64) -> Result<Room, String> {
         let mut room =
             package::build_room(self.package, seed, (None, None)).map_err(|e| e.to_string())?;
@@ -165,10 +162,6 @@ impl Plan<'_> {
             package::apply_match(&mut room, config.clone(), path).map_err(|e| e.to_string())?;
         }
         Ok(room)
-    }
-
-    fn players(&self) -> Vec<String> {
-        (1..=self.seats.len()).map(|i| format!("p{i}")).collect()
     }
 
     /// Plays the match on `seed` to its end, or to `max_actions`.
@@ -179,9 +172,13 @@ impl Plan<'_> {
         };
         let mut sink = io::sink();
         room.keep_events();
-        room.start(&mut sink).map_err(|e| io_error(&e))?;
-        room.seat_players(&self.players(), &self.seats, &mut sink)
-            .map_err(|e| io_error(&e))?;
+        room.start(&mut sink).map_err(|e| e.to_string())?;
+        room.seat_players(
+            &crate::default_players(self.seats.len()),
+            &self.seats,
+            &mut sink,
+        )
+        .map_err(|e| e.to_string())?;
         let mut dice = Dice(seed ^ 0x5eed_b075_d1ce_0001);
         let mut turn = 0usize;
         loop {
@@ -195,7 +192,7 @@ impl Plan<'_> {
             }
             if let Some(action) = self.next_action(&mut room, &mut dice, &mut turn) {
                 room.submit_json(action, &mut sink)
-                    .map_err(|e| io_error(&e))?;
+                    .map_err(|e| e.to_string())?;
                 out.actions += 1;
                 continue;
             }
@@ -205,7 +202,7 @@ impl Plan<'_> {
                 break;
             };
             let wait = due.saturating_sub(room.clock()).max(0);
-            room.advance(wait, &mut sink).map_err(|e| io_error(&e))?;
+            room.advance(wait, &mut sink).map_err(|e| e.to_string())?;
             out.actions += 1;
         }
         out.virtual_ms = room.clock();
@@ -587,14 +584,14 @@ fn record_failed(
 ) -> Result<BTreeMap<u64, String>, String> {
     let mut records = BTreeMap::new();
     let dir = out.join("records");
+    // The game as an absolute path: the records replay from anywhere.
+    let game = std::fs::canonicalize(&opts.game).unwrap_or_else(|_| opts.game.clone());
     for o in outcomes.iter().filter(|o| o.failed()).take(FAILED_LISTED) {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let name = format!("records/seed-{}.jsonl", o.seed);
         let path = out.join(&name);
         let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut room = plan.room(o.seed)?;
-        // The game as an absolute path: the record replays from anywhere.
-        let game = std::fs::canonicalize(&opts.game).unwrap_or_else(|_| opts.game.clone());
         let mut header = json!({"game": game.display().to_string(), "seed": o.seed,
             "instructionsMax": null, "memoryMax": null});
         if let (Some(_), Some(m)) = (&plan.config, room.match_layer()) {
