@@ -20,7 +20,7 @@ const DRAG_PX = 5;
 const FLASH_MS = 1500;
 
 /** What the browser tests read: redraw times after an event arrived. */
-const probe = (window.__digipology = { frames: [], fetchMs: [], renderMs: [], renders: 0 });
+const probe = (window.__digipology = { frames: [], fetchMs: [], renderMs: [] });
 /** Measurements kept (the latest). */
 const PROBE_MAX = 1000;
 
@@ -435,7 +435,6 @@ class Table {
 
   async start() {
     const summary = await api('GET', `/matches/${this.matchId}`);
-    this.summary = summary;
     const game = await api('GET', `/games/${summary.gameId}`).catch(() => ({}));
     this.title.textContent = `${game.name || summary.gameId} · ${this.matchId}`;
     document.title = `${game.name || summary.gameId} — Digipology`;
@@ -749,7 +748,6 @@ class Table {
 
   render() {
     if (!this.obs || this.closed) return;
-    probe.renders += 1;
     this.view = this.shown();
     this.status.textContent = this.mode === 'replay' ? 'replay'
       : `${this.mode === 'watch' ? 'watching' : `seat ${this.seat}`} · seq ${this.obs.seq}${this.obs.phase ? ` · phase ${this.obs.phase}` : ''}${this.obs.participation ? ` · ${this.obs.participation}` : ''}`;
