@@ -202,15 +202,14 @@ fn spawn_stdin(tx: Sender<Msg>) {
 }
 
 fn start_watcher(dir: &Path, tx: Sender<Msg>) -> notify::Result<notify::RecommendedWatcher> {
+    let sources = crate::package::SourceFilter::new(dir);
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else { return };
         if !(event.kind.is_modify() || event.kind.is_create() || event.kind.is_remove()) {
             return;
         }
         for path in event.paths {
-            let relevant = path.extension().is_some_and(|e| e == "lua" || e == "json")
-                && !path.components().any(|c| c.as_os_str() == "tests");
-            if relevant {
+            if sources.is_source(&path) {
                 let _ = tx.send(Msg::Changed(path));
             }
         }

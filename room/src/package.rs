@@ -642,3 +642,55 @@ fn nonempty(v: Option<&Value>) -> Option<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
 }
+
+/// Tells a game's sources among the files that changed in its folder
+/// (`digipology watch`, `serve --watch`): a script or a JSON file (its
+/// game.json, a module), not a file of its scenario tests under `tests/`.
+/// Paths are taken relative to the folder, as given or as resolved, so a
+/// folder that itself sits under a `tests/` is watched all the same.
+pub struct SourceFilter {
+    dir: PathBuf,
+    resolved: PathBuf,
+}
+
+impl SourceFilter {
+    /// The filter of the game in `dir`.
+    pub fn new(dir: &Path) -> SourceFilter {
+        SourceFilter {
+            dir: dir.to_path_buf(),
+            resolved: fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        }
+    }
+
+    /// Whether a change to `path` is a change to the game.
+    pub fn is_source(&self, path: &Path) -> bool {
+        let Ok(inside) = path
+            .strip_prefix(&self.dir)
+            .or_else(|_| path.strip_prefix(&self.resolved))
+        else {
+            return false;
+        };
+        inside
+            .extension()
+            .is_some_and(|e| e == "lua" || e == "json")
+            && !inside.components().any(|c| c.as_os_str() == "tests")
+    }
+}
+
+#[cfg(test)]
+mod source_filter {
+    use super::SourceFilter;
+    use std::path::Path;
+
+    /// A game that itself sits under a `tests/` folder still reloads; its
+    /// own scenario tests, other files and other folders do not count.
+    #[test]
+    fn a_games_sources_are_its_scripts_and_json_not_its_tests() {
+        let f = SourceFilter::new(Path::new("/nowhere/tests/my-game"));
+        assert!(f.is_source(Path::new("/nowhere/tests/my-game/game.json")));
+        assert!(f.is_source(Path::new("/nowhere/tests/my-game/scripts/main.lua")));
+        assert!(!f.is_source(Path::new("/nowhere/tests/my-game/tests/win.json")));
+        assert!(!f.is_source(Path::new("/nowhere/tests/my-game/notes.md")));
+        assert!(!f.is_source(Path::new("/elsewhere/game.json")));
+    }
+}

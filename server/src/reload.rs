@@ -4,7 +4,6 @@
 //! broken edit is told to the rooms' pages and the old code keeps running.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,21 +27,16 @@ pub fn watch(hub: &Arc<Hub>) -> Result<Vec<notify::RecommendedWatcher>, String> 
     let (tx, rx) = mpsc::channel::<String>();
     let mut watchers = Vec::new();
     for game in hub.games() {
-        let dir = game.package.dir.clone();
-        let root = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let sources = digipology_room::package::SourceFilter::new(&game.package.dir);
         let tx = tx.clone();
         let id = game.id.clone();
-        let watched = dir.clone();
+        let watched = game.package.dir.clone();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
             if !(event.kind.is_modify() || event.kind.is_create() || event.kind.is_remove()) {
                 return;
             }
-            if event.paths.iter().any(|p| {
-                p.strip_prefix(&dir)
-                    .or_else(|_| p.strip_prefix(&root))
-                    .is_ok_and(relevant)
-            }) {
+            if event.paths.iter().any(|p| sources.is_source(p)) {
                 let _ = tx.send(id.clone());
             }
         })
@@ -73,13 +67,6 @@ pub fn watch(hub: &Arc<Hub>) -> Result<Vec<notify::RecommendedWatcher>, String> 
         })
         .map_err(|e| format!("cannot start the watch thread: {e}"))?;
     Ok(watchers)
-}
-
-/// A script or game.json, not a scenario test's file (`path` within the
-/// game's folder).
-fn relevant(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "lua" || e == "json")
-        && !path.components().any(|c| c.as_os_str() == "tests")
 }
 
 /// Loads the game again and hands it to its running rooms, or tells them
