@@ -113,6 +113,16 @@ impl Outcome {
     }
 }
 
+/// What a seat's bot does next.
+enum Move {
+    /// It played an action already (committed by the room).
+    Played,
+    /// This action, to submit.
+    Submit(Value),
+    /// Nobody moves now.
+    Pass,
+}
+
 /// A deterministic stream of numbers for one match's bots (splitmix64).
 struct Dice(u64);
 
@@ -145,6 +155,9 @@ impl Dice {
 /// What every match shares.
 struct Plan<'a> {
     package: &'a Package,
+    /// The table as game.json builds it (on seed 0): each match starts
+    /// from a copy under its own seed.
+    table: digipology_kernel::State,
     config: Option<(MatchConfig, PathBuf)>,
     seats: Vec<String>,
     bots: BTreeMap<String, Bot>,
@@ -153,19 +166,35 @@ struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    /// A room of the match on `seed`, under the plan's match config (not
-    /// started yet: [`Plan::play`] starts it).
+    /// The starting table of the match on `seed`.
+    fn table(&self, seed: u64) -> digipology_kernel::State {
+        let mut table = self.table.clone();
+        table.reseed(seed);
+        table
+    }
+
+    /// A new room of the match on `seed`, under the plan's match config
+    /// (not started yet: [`Plan::play`] starts it).
     fn room(&self, seed: u64) -> Result<Room, String> {
-        let mut room =
-            package::build_room(self.package, seed, (None, None)).map_err(|e| e.to_string())?;
-        if let Some((config, path)) = &self.config {
-            package::apply_match(&mut room, config.clone(), path).map_err(|e| e.to_string())?;
+        let table = self.table(seed);
+        let host = self
+            .package
+            .script_host(&table, (None, None))
+            .map_err(|e| e.to_string())?;
+        let mut room = Room::new(table, host);
+        let config = match &self.config {
+            Some((config, _)) => Some(config.clone()),
+            None => self.package.match_config().map_err(|e| e.to_string())?,
+        };
+        if let Some(config) = config {
+            room.set_match(config)?;
         }
         Ok(room)
     }
 
-    /// Plays the match on `seed` to its end, or to `max_actions`.
-    fn play(&self, seed: u64, mut room: Room) -> Result<Outcome, String> {
+    /// Plays the match on `seed` to its end, or to `max_actions`, in
+    /// `room` (new, or [`Room::reset`] to the match's table).
+    fn play(&self, seed: u64, room: &mut Room) -> Result<Outcome, String> {
         let mut out = Outcome {
             seed,
             ..Outcome::default()
@@ -182,7 +211,7 @@ impl Plan<'_> {
         let mut dice = Dice(seed ^ 0x5eed_b075_d1ce_0001);
         let mut turn = 0usize;
         loop {
-            tally(&mut room, &mut out);
+            tally(room, &mut out);
             if room.is_over() {
                 break;
             }
@@ -190,11 +219,18 @@ impl Plan<'_> {
                 out.status = "unfinished".into();
                 break;
             }
-            if let Some(action) = self.next_action(&mut room, &mut dice, &mut turn) {
-                room.submit_json(action, &mut sink)
-                    .map_err(|e| e.to_string())?;
-                out.actions += 1;
-                continue;
+            match self.next_action(room, &mut dice, &mut turn) {
+                Move::Played => {
+                    out.actions += 1;
+                    continue;
+                }
+                Move::Submit(action) => {
+                    room.submit_json(action, &mut sink)
+                        .map_err(|e| e.to_string())?;
+                    out.actions += 1;
+                    continue;
+                }
+                Move::Pass => {}
             }
             // Nobody acts: time passes to what is due next.
             let Some(due) = room.next_due() else {
@@ -213,8 +249,8 @@ impl Plan<'_> {
     }
 
     /// The next bot move: the acting seats take turns (in seat order,
-    /// starting after the last one that moved); `None` when none moves.
-    fn next_action(&self, room: &mut Room, dice: &mut Dice, turn: &mut usize) -> Option<Value> {
+    /// starting after the last one that moved).
+    fn next_action(&self, room: &mut Room, dice: &mut Dice, turn: &mut usize) -> Move {
         let acting: Vec<String> = room
             .match_layer()
             .map(|m| m.acting())
@@ -228,6 +264,29 @@ impl Plan<'_> {
                 continue;
             }
             let bot = self.bots.get(seat).copied().unwrap_or(Bot::Random);
+            let at = room.clock().saturating_add(self.think_ms);
+            if bot == Bot::Random {
+                // Played at once when the room can try its candidates
+                // itself (see Room::play_first_legal), else chosen below.
+                let played = room
+                    .play_first_legal(seat, at, &mut |n| dice.order(n), &mut io::sink())
+                    .unwrap_or(None);
+                match played {
+                    Some(true) => {
+                        *turn = i + 1;
+                        return Move::Played;
+                    }
+                    Some(false) => match room.safe_default_action(seat) {
+                        Some(mut action) if action.is_object() => {
+                            *turn = i + 1;
+                            action["at"] = json!(at);
+                            return Move::Submit(action);
+                        }
+                        _ => continue,
+                    },
+                    None => {}
+                }
+            }
             let Some(mut action) = self.choose(room, seat, bot, dice) else {
                 continue;
             };
@@ -235,10 +294,10 @@ impl Plan<'_> {
                 continue;
             }
             *turn = i + 1;
-            action["at"] = json!(room.clock().saturating_add(self.think_ms));
-            return Some(action);
+            action["at"] = json!(at);
+            return Move::Submit(action);
         }
-        None
+        Move::Pass
     }
 
     fn choose(&self, room: &mut Room, seat: &str, bot: Bot, dice: &mut Dice) -> Option<Value> {
@@ -328,41 +387,44 @@ fn read_result(room: &Room, out: &mut Outcome) {
     }
 }
 
-/// Plays every match on `jobs` threads; outcomes in match order.
+/// Most matches one room plays in a row (reset between them).
+const RUN_MAX: u64 = 256;
+
+/// How many matches one room plays in a row: a number fixed by the run's
+/// size alone (never by `--jobs`), so which matches share a room — and
+/// so the report — is the same whatever the number of jobs; small enough
+/// that a run splits into at least 16 runs for the cores to share.
+fn run_length(matches: u64) -> u64 {
+    (matches / 16).clamp(1, RUN_MAX)
+}
+
+/// Plays every match on `jobs` threads; outcomes in match order. Each
+/// thread takes a run of consecutive matches at a time and plays them in
+/// one room, reset between matches ([`Room::reset`]).
 fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec<Outcome>, String> {
+    let run = run_length(matches);
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let results: Mutex<Vec<(u64, Result<Outcome, String>)>> = Mutex::new(Vec::new());
     let show = io::stderr().is_terminal();
-    let jobs = usize::try_from(matches)
+    let jobs = usize::try_from(matches.div_ceil(run))
         .unwrap_or(usize::MAX)
         .min(jobs)
         .max(1);
     let spawned = std::thread::scope(|scope| {
         for _ in 0..jobs {
             std::thread::Builder::new().spawn_scoped(scope, || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= matches {
+                let first = next.fetch_add(1, Ordering::Relaxed).saturating_mul(run);
+                if first >= matches {
                     return;
                 }
-                let s = seed.wrapping_add(i);
-                // A panic is a bug of ours: the match is reported as
-                // crashed, the others go on.
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    plan.room(s).and_then(|room| plan.play(s, room))
-                }))
-                .unwrap_or_else(|_| {
-                    Ok(Outcome {
-                        seed: s,
-                        status: "crashed".into(),
-                        ..Outcome::default()
-                    })
-                });
+                let played = play_run(plan, seed, first..matches.min(first + run));
+                let n = done.fetch_add(u64::try_from(played.len()).unwrap_or(0), Ordering::Relaxed)
+                    + u64::try_from(played.len()).unwrap_or(0);
                 if let Ok(mut r) = results.lock() {
-                    r.push((i, outcome));
+                    r.extend(played);
                 }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if show && (n == matches || n.is_multiple_of((matches / 100).max(1))) {
+                if show {
                     eprint!("\rsimulate: {n}/{matches} matches");
                     if n == matches {
                         eprintln!();
@@ -380,6 +442,58 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
     all.into_iter()
         .map(|(i, r)| r.map_err(|e| format!("match {i} (seed {}): {e}", seed.wrapping_add(i))))
         .collect()
+}
+
+/// What a match's last state looked like to the leak check.
+const STALE: &str = "this match ended differently when played alone in a new room than after the matches before it in the same room: a script keeps state outside storage (a table or a captured local it changes; docs/lua-api.md asks scripts to treat those as constants)";
+
+/// Plays matches `range` in one room, reset between them. The last match
+/// of the run is played again in a new room: when its end differs, the
+/// game keeps state between matches outside `storage`, and the match
+/// says so (a fault).
+fn play_run(
+    plan: &Plan<'_>,
+    seed: u64,
+    range: std::ops::Range<u64>,
+) -> Vec<(u64, Result<Outcome, String>)> {
+    let mut room: Option<Room> = None;
+    let mut out = Vec::new();
+    let last = range.end.saturating_sub(1);
+    let first = range.start;
+    for i in range {
+        let s = seed.wrapping_add(i);
+        // A panic is a bug of ours: the match is reported as crashed,
+        // the others go on (in a new room).
+        let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut r = match room.take() {
+                Some(mut r) => {
+                    r.reset(plan.table(s))?;
+                    r
+                }
+                None => plan.room(s)?,
+            };
+            let mut outcome = plan.play(s, &mut r)?;
+            if i == last && i != first {
+                let ended = r.kernel().state_hash();
+                let mut alone = plan.room(s)?;
+                plan.play(s, &mut alone)?;
+                if alone.kernel().state_hash() != ended {
+                    *outcome.faults.entry(STALE.to_owned()).or_default() += 1;
+                }
+            }
+            room = Some(r);
+            Ok(outcome)
+        }))
+        .unwrap_or_else(|_| {
+            Ok(Outcome {
+                seed: s,
+                status: "crashed".into(),
+                ..Outcome::default()
+            })
+        });
+        out.push((i, played));
+    }
+    out
 }
 
 /// Win/draw/loss of every seat in one finished match: the highest score
@@ -599,7 +713,7 @@ fn record_failed(
         }
         room.record_to(Box::new(io::BufWriter::new(file)), header)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        plan.play(o.seed, room)?;
+        plan.play(o.seed, &mut room)?;
         records.insert(o.seed, name);
     }
     Ok(records)
@@ -728,6 +842,7 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
     };
     let seats = package.seats();
     let plan = Plan {
+        table: package.initial_state(0)?,
         package: &package,
         config,
         bots: bots_of(&opts.bots, &seats).map_err(fail)?,

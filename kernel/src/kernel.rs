@@ -80,6 +80,14 @@ impl Kernel {
         }
     }
 
+    /// Starts over from `state`, keeping the limits (a room reused for
+    /// another match). Digests are no longer tracked.
+    pub fn replace_state(&mut self, state: State) {
+        self.state = state;
+        self.digests = None;
+        self.touched.clear();
+    }
+
     /// Replaces the cascade limits.
     pub fn with_limits(mut self, limits: Limits) -> Kernel {
         self.limits = limits;
@@ -165,6 +173,26 @@ impl Kernel {
     pub fn process(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
         let seq = self.next_sequence();
         self.transact(action, seq, host, true)
+    }
+
+    /// Processes `action` only if it commits: exactly [`Kernel::process`]
+    /// when it is accepted; when it would be rejected nothing happens at
+    /// all — no sequence consumed, no events, the state as it was — like
+    /// a dry run (`None`). A bot trying actions until one is legal pays
+    /// for the one it plays once, not twice.
+    pub fn process_if_accepted(
+        &mut self,
+        action: &Action,
+        host: &mut dyn ScriptHost,
+    ) -> Option<Outcome> {
+        let seq = self.next_sequence();
+        let out = self.transact(action, seq, host, true);
+        if out.accepted {
+            Some(out)
+        } else {
+            self.state.sequence = seq;
+            None
+        }
     }
 
     /// Processes one JSON line. Anything unparseable is consumed as a

@@ -129,6 +129,14 @@ impl State {
         }
     }
 
+    /// The same starting state under another seed: its random numbers
+    /// and its alias secret become those of `seed`, as if it had been
+    /// built with it (building a table draws no random number).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = Rng::from_seed(seed);
+        self.alias_key = alias_key(seed);
+    }
+
     /// The match bookkeeping as a value (`None` without a match).
     pub fn match_value(&self) -> Option<Value> {
         let text = self.match_book.as_deref()?;

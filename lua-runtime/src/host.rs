@@ -87,6 +87,15 @@ impl LuaHost {
         })
     }
 
+    /// Forgets what the last match left outside the state (printed lines,
+    /// a pending failure), for a room that starts another match with the
+    /// same scripts.
+    pub fn forget_match(&self) {
+        self.shared.log.borrow_mut().clear();
+        *self.shared.doom.borrow_mut() = None;
+        self.shared.storage_values.borrow_mut().clear();
+    }
+
     /// Lines scripts printed since the last call (not canonical).
     pub fn take_log(&self) -> Vec<String> {
         std::mem::take(&mut *self.shared.log.borrow_mut())

@@ -8,7 +8,7 @@ use std::io::Write;
 use digipology_kernel::{Action, Outcome, RejectCode, Rejection, Viewer};
 use serde_json::{json, Value};
 
-use crate::matches::observation::{candidates, match_parts};
+use crate::matches::observation::{candidates, match_parts, Candidate};
 use crate::matches::{over, schema, Expiry, FollowUp, MatchConfig, MatchLayer, Origin, Processed};
 use crate::record::Given;
 use crate::room::{system, Room};
@@ -294,9 +294,6 @@ impl Room {
         json: Option<&Value>,
         events: &mut dyn Write,
     ) -> std::io::Result<()> {
-        // The room clock, never an earlier `at`: time does not go back
-        // for the match's clocks (the action keeps its `at` as given).
-        let at = self.clock;
         let mut exhausted = None;
         let (out, seat) = match self.gate(&action) {
             Err(r) => {
@@ -335,6 +332,23 @@ impl Room {
                 (out, seat)
             }
         };
+        self.conclude(&action, json, out, (seat, exhausted), events)
+    }
+
+    /// What follows the kernel's outcome of a match action: a refused host
+    /// event noted, the book, the event lines and record, then the room's
+    /// own follow-ups (a seat's safe default once its retries ran out, host
+    /// events, the finish). `seat` is the seat whose decision it was;
+    /// `exhausted` the seat whose invalid retries it used up.
+    fn conclude(
+        &mut self,
+        action: &Action,
+        json: Option<&Value>,
+        out: Outcome,
+        (seat, exhausted): (Option<String>, Option<String>),
+        events: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let at = self.clock;
         if !out.accepted() && action.action_type.as_str() == "match.host_event" {
             let p = action.payload.to_json();
             let kind = p.get("kind").and_then(Value::as_str).unwrap_or_default();
@@ -346,7 +360,7 @@ impl Room {
         let follow = self.book_after(&out, seat.as_deref(), at);
         let given = match json {
             Some(v) => Given::Json(v),
-            None => Given::Typed(&action),
+            None => Given::Typed(action),
         };
         self.finish(out, Some(given), events)?;
         // What follows is the room's own input, never a safe default.
@@ -460,7 +474,10 @@ impl Room {
             self.fault(&n);
         }
         let (ty, payload) = found?;
-        Some(as_player(&player, &ty, &payload))
+        Some(from_player(
+            &player,
+            json!({"type": ty, "payload": payload}),
+        ))
     }
 
     /// Processes an action as a safe default the room committed (a
@@ -550,9 +567,9 @@ impl Room {
             return Vec::new();
         };
         let mut legal = Vec::new();
-        for (ty, payload) in list {
-            if self.accepts(&player, &ty, &payload) {
-                legal.push(json!({"type": ty, "payload": payload}));
+        for c in list {
+            if self.accepts(&player, &c) {
+                legal.push(json!({"type": c.action_type(), "payload": c.payload()}));
             }
         }
         legal
@@ -578,14 +595,90 @@ impl Room {
         }
         let (player, list) = self.candidates_of(seat)?;
         for i in arrange(list.len()) {
-            let Some((ty, payload)) = list.get(i) else {
+            let Some(c) = list.get(i) else {
                 continue;
             };
-            if self.accepts(&player, ty, payload) {
-                return Some(as_player(&player, ty, payload));
+            if self.accepts(&player, c) {
+                return Some(as_player(&player, c));
             }
         }
         None
+    }
+
+    /// Plays, at room time `at`, the first of a seat's candidate actions
+    /// in the order `arrange` gives that its player may send — exactly
+    /// what submitting [`Room::first_legal`]'s answer stamped `at` does,
+    /// for the cost of committing it once: each candidate is processed
+    /// only if it commits ([`Kernel::process_if_accepted`]), so a refused
+    /// one leaves nothing behind. Whether one was played (when none was,
+    /// the clock stays where it was). `None` when this room cannot try
+    /// actions that way — something is due before `at` (which would
+    /// change the table first), the game lists its own legal actions, or
+    /// every action has a charge: ask [`Room::first_legal`] then.
+    ///
+    /// # Errors
+    /// Writing events failed.
+    ///
+    /// [`Kernel::process_if_accepted`]: digipology_kernel::Kernel::process_if_accepted
+    pub fn play_first_legal(
+        &mut self,
+        seat: &str,
+        at: i64,
+        arrange: &mut dyn FnMut(usize) -> Vec<usize>,
+        events: &mut dyn Write,
+    ) -> std::io::Result<Option<bool>> {
+        let Some(layer) = self.matchup.as_deref() else {
+            return Ok(None);
+        };
+        let listed = self
+            .scripts
+            .as_deref()
+            .is_some_and(|h| h.defines("legal_actions"));
+        let due = self.next_due().is_some_and(|d| d < at);
+        if listed || due || layer.config.action.is_some() || self.origin != Origin::Input {
+            return Ok(None);
+        }
+        if self.is_over() {
+            return Ok(Some(false));
+        }
+        let Some((player, list)) = self.candidates_of(seat) else {
+            return Ok(Some(false));
+        };
+        let was = self.clock;
+        // Nothing is due before `at`: reaching it fires nothing.
+        self.clock = self.clock.max(at);
+        for i in arrange(list.len()) {
+            let Some(c) = list.get(i) else {
+                continue;
+            };
+            let phase = self
+                .matchup
+                .as_deref()
+                .and_then(|m| m.book.phase.as_deref());
+            let allowed = self
+                .matchup
+                .as_deref()
+                .is_some_and(|m| m.config.phase_allows(phase, c.action_type()));
+            if !allowed {
+                continue;
+            }
+            let mut action = c.action(&player);
+            action.at = Some(self.clock);
+            // Without an action charge and within the phase's tools, the
+            // checks before the kernel change nothing: a refusal there is
+            // simply not a legal action.
+            let Ok(gate) = self.gate(&action) else {
+                continue;
+            };
+            let (kernel, host) = self.parts();
+            let Some(out) = kernel.process_if_accepted(&action, host) else {
+                continue;
+            };
+            self.conclude(&action, None, out, (gate.seat, None), events)?;
+            return Ok(Some(true));
+        }
+        self.clock = was;
+        Ok(Some(false))
     }
 
     /// The first of a seat's candidate actions in the order `arrange`
@@ -598,12 +691,11 @@ impl Room {
     ) -> Option<Value> {
         let (player, list) = self.candidates_of(seat)?;
         let first = arrange(list.len()).first().copied()?;
-        let (ty, payload) = list.get(first)?;
-        Some(as_player(&player, ty, payload))
+        Some(as_player(&player, list.get(first)?))
     }
 
     /// The seat's player and its candidate actions (none without a player).
-    fn candidates_of(&self, seat: &str) -> Option<(digipology_kernel::Id, Vec<(String, Value)>)> {
+    fn candidates_of(&self, seat: &str) -> Option<(digipology_kernel::Id, Vec<Candidate>)> {
         let state = self.kernel.state();
         let player = state.seats.get(seat).cloned().flatten()?;
         let list = candidates(state, seat, &player);
@@ -612,19 +704,16 @@ impl Room {
 
     /// Whether the seat's player may send this action now: the phase's
     /// tools allow it and a dry run would commit it.
-    fn accepts(&mut self, player: &digipology_kernel::Id, ty: &str, payload: &Value) -> bool {
+    fn accepts(&mut self, player: &digipology_kernel::Id, candidate: &Candidate) -> bool {
         if let Some(m) = self.matchup.as_deref() {
-            if !m.config.phase_allows(m.book.phase.as_deref(), ty) {
+            if !m
+                .config
+                .phase_allows(m.book.phase.as_deref(), candidate.action_type())
+            {
                 return false;
             }
         }
-        let action = digipology_kernel::Action::new(
-            ty,
-            digipology_kernel::Source::Player {
-                player_id: player.clone(),
-            },
-            payload.clone(),
-        );
+        let action = candidate.action(player);
         let (kernel, host) = self.parts();
         kernel.dry_run(&action, host).accepted()
     }
@@ -745,8 +834,11 @@ fn with_at(mut action: Value, at: i64) -> Value {
 }
 
 /// An action as `player` would submit it.
-fn as_player(player: &digipology_kernel::Id, ty: &str, payload: &Value) -> Value {
-    from_player(player, json!({"type": ty, "payload": payload}))
+fn as_player(player: &digipology_kernel::Id, candidate: &Candidate) -> Value {
+    from_player(
+        player,
+        json!({"type": candidate.action_type(), "payload": candidate.payload()}),
+    )
 }
 
 /// `action` (`{type, payload}`, as a game's function wrote it) from

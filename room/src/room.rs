@@ -142,6 +142,44 @@ impl Room {
         }
     }
 
+    /// Starts over from `state` (a table built from the same game, not
+    /// started yet) with the same scripts and match config: what
+    /// `simulate` does between matches instead of building a new room.
+    /// The scripts' own Lua values (tables and captured locals, which the
+    /// docs ask scripts to treat as constants) are kept as they are.
+    /// Records, observations and the notice hook are dropped.
+    ///
+    /// # Errors
+    /// The match config no longer fits the table.
+    pub fn reset(&mut self, state: State) -> Result<(), String> {
+        self.kernel.replace_state(state);
+        if let Some(h) = &self.scripts {
+            h.forget_match();
+        }
+        self.clock = 0;
+        self.due.clear();
+        self.due_of.clear();
+        self.record = None;
+        if let Some(h) = &mut self.history {
+            h.clear();
+        }
+        self.processed = 0;
+        self.rejected = 0;
+        self.notice_hook = None;
+        self.notices.clear();
+        self.faults.clear();
+        if let Some(k) = &mut self.kept_events {
+            k.clear();
+        }
+        self.observations = None;
+        self.gate_exhausted = None;
+        self.origin = crate::matches::Origin::Input;
+        match self.matchup.take() {
+            Some(m) => self.set_match(m.config),
+            None => Ok(()),
+        }
+    }
+
     /// Also writes a replayable record to `out`: first `header` with the
     /// record version and the starting state's digests added, then every
     /// processed action with the state hash after it and the parts of the

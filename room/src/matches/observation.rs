@@ -3,6 +3,7 @@
 //! resources, view, legalActions, result}` — built from the book and the
 //! kernel's projection, each part as the config lets that viewer see it.
 
+use digipology_kernel::transform::Transform;
 use digipology_kernel::{Sight, State, Viewer};
 use serde_json::{json, Map, Value};
 
@@ -143,12 +144,109 @@ fn resources(layer: &MatchLayer, viewer: &Viewer) -> Value {
     Value::Object(out)
 }
 
+/// One candidate action of a seat, cheap to list: its payload is built
+/// only when it is tried ([`Candidate::payload`], [`Candidate::action`]).
+#[derive(Clone, Debug)]
+pub enum Candidate {
+    /// An answer to an open prompt.
+    Respond {
+        /// The prompt's id.
+        prompt: String,
+        /// The answer.
+        response: Value,
+    },
+    /// An action naming one entity: `ty` with `{key: id}`.
+    On {
+        /// The action type.
+        ty: &'static str,
+        /// The payload field naming the entity.
+        key: &'static str,
+        /// The entity.
+        id: digipology_kernel::Id,
+    },
+    /// `counter.add` of `amount`.
+    Add {
+        /// The counter.
+        id: digipology_kernel::Id,
+        /// What is added.
+        amount: i32,
+    },
+    /// `entity.drop` of a held piece with this transform.
+    Drop {
+        /// The piece.
+        id: digipology_kernel::Id,
+        /// Where it goes.
+        transform: Transform,
+    },
+}
+
+impl Candidate {
+    /// The action type.
+    pub fn action_type(&self) -> &'static str {
+        match self {
+            Candidate::Respond { .. } => "prompt.respond",
+            Candidate::On { ty, .. } => ty,
+            Candidate::Add { .. } => "counter.add",
+            Candidate::Drop { .. } => "entity.drop",
+        }
+    }
+
+    /// The payload, as JSON.
+    pub fn payload(&self) -> Value {
+        match self {
+            Candidate::Respond { prompt, response } => {
+                json!({"promptId": prompt, "response": response})
+            }
+            Candidate::On { key, id, .. } => {
+                let mut m = Map::new();
+                m.insert((*key).to_owned(), Value::String(id.to_string()));
+                Value::Object(m)
+            }
+            Candidate::Add { id, amount } => json!({"entityId": &**id, "amount": amount}),
+            Candidate::Drop { id, transform } => {
+                json!({"entityId": &**id, "transform": transform.to_value().to_json()})
+            }
+        }
+    }
+
+    /// The action as `player` sends it.
+    pub fn action(&self, player: &digipology_kernel::Id) -> digipology_kernel::Action {
+        use digipology_kernel::payload::{FieldValue, Fields};
+        let mut fields = Fields::new();
+        match self {
+            Candidate::Respond { prompt, response } => {
+                fields.set("promptId", FieldValue::from(Value::String(prompt.clone())));
+                fields.set("response", FieldValue::from(response.clone()));
+            }
+            Candidate::On { key, id, .. } => fields.set(key, FieldValue::from(&**id)),
+            Candidate::Add { id, amount } => {
+                fields.set("entityId", FieldValue::from(&**id));
+                fields.set("amount", FieldValue::Num(f64::from(*amount)));
+            }
+            Candidate::Drop { id, transform } => {
+                fields.set("entityId", FieldValue::from(&**id));
+                fields.set(
+                    "transform",
+                    FieldValue::from(transform.to_value().to_json()),
+                );
+            }
+        }
+        digipology_kernel::Action::with_fields(
+            digipology_kernel::action::TypeName::new(self.action_type()),
+            digipology_kernel::Source::Player {
+                player_id: player.clone(),
+            },
+            fields,
+        )
+    }
+}
+
 /// Candidate actions for a seat's default legal actions: answers to its
 /// open prompts, and the obvious action on each entity it fully sees
 /// (never one it cannot: a hidden card is no candidate). Each is dry-run
 /// by the room; those that would commit are legal.
-pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = Vec::new();
+pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
     prompt_answers(state, player, &mut out);
     piece_actions(state, seat, player, &mut out);
     out.truncate(CANDIDATES_MAX);
@@ -157,7 +255,7 @@ pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<(String, Value
 
 /// Answers to the player's open prompts: every choice, yes and no, or a
 /// number prompt's bounds and default.
-fn prompt_answers(state: &State, player: &str, out: &mut Vec<(String, Value)>) {
+fn prompt_answers(state: &State, player: &str, out: &mut Vec<Candidate>) {
     for (id, p) in &state.prompts {
         if !p.is_open() || &*p.player_id != player {
             continue;
@@ -176,24 +274,27 @@ fn prompt_answers(state: &State, player: &str, out: &mut Vec<(String, Value)>) {
                 answers.dedup();
             }
         }
-        for a in answers {
-            out.push((
-                "prompt.respond".into(),
-                json!({"promptId": id.to_string(), "response": a}),
-            ));
+        for response in answers {
+            out.push(Candidate::Respond {
+                prompt: id.to_string(),
+                response,
+            });
         }
     }
 }
 
 /// The obvious action on each piece the seat fully sees.
-fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<(String, Value)>) {
+fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<Candidate>) {
     let viewer = Viewer::Seat(seat.into());
-    let entities = state.entities_sorted();
+    let entities: Vec<_> = state
+        .entities_sorted()
+        .into_iter()
+        .filter(|e| state.sight(e, &viewer) == Sight::Known)
+        .collect();
     // Where a held piece may be put besides where it is: the place of
     // each snap point with room left (the kernel snaps it there).
-    let snaps: Vec<&digipology_kernel::transform::Transform> = entities
+    let snaps: Vec<&Transform> = entities
         .iter()
-        .filter(|e| state.sight(e, &viewer) == Sight::Known)
         .filter_map(|e| {
             let s = e.components.snap_point.as_ref()?;
             let free = s
@@ -202,53 +303,54 @@ fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<(String,
             free.then_some(e.components.transform.as_ref()?)
         })
         .collect();
-    let json_of = |t: &digipology_kernel::transform::Transform| -> Value {
-        serde_json::from_str(&t.to_value().to_canonical_json()).unwrap_or(Value::Null)
-    };
     for e in entities {
-        if state.sight(e, &viewer) != Sight::Known {
-            continue;
-        }
-        let id = e.id.to_string();
+        let id = &e.id;
         let c = &e.components;
-        let mut add = |t: &str, payload: Value| out.push((t.to_owned(), payload));
+        let on = |ty, key| Candidate::On {
+            ty,
+            key,
+            id: id.clone(),
+        };
         if c.button.is_some_and(|b| b.enabled) {
-            add("button.press", json!({"entityId": id}));
+            out.push(on("button.press", "entityId"));
         }
         if c.die.is_some() {
-            add("die.roll", json!({"entityId": id}));
+            out.push(on("die.roll", "entityId"));
         }
         if c.deck.is_some_and(|d| d.enabled) && c.container.is_some() {
-            add("deck.shuffle", json!({"deckId": id}));
+            out.push(on("deck.shuffle", "deckId"));
         }
         if c.flippable.is_some() {
-            add("entity.flip", json!({"entityId": id}));
+            out.push(on("entity.flip", "entityId"));
         }
         if c.counter.is_some() {
-            add("counter.add", json!({"entityId": id, "amount": 1}));
-            add("counter.add", json!({"entityId": id, "amount": -1}));
+            for amount in [1, -1] {
+                out.push(Candidate::Add {
+                    id: id.clone(),
+                    amount,
+                });
+            }
         }
         match (&e.held_by, c.grabbable) {
             (Some(who), _) if &**who == player => {
                 if let Some(t) = c.transform {
-                    add(
-                        "entity.drop",
-                        json!({"entityId": id, "transform": json_of(&t)}),
-                    );
+                    out.push(Candidate::Drop {
+                        id: id.clone(),
+                        transform: t,
+                    });
                     // (A snap point where the piece is already adds nothing.)
                     for snap in snaps.iter().filter(|s| s.position != t.position) {
-                        let onto = digipology_kernel::transform::Transform {
-                            position: snap.position,
-                            ..t
-                        };
-                        add(
-                            "entity.drop",
-                            json!({"entityId": id, "transform": json_of(&onto)}),
-                        );
+                        out.push(Candidate::Drop {
+                            id: id.clone(),
+                            transform: Transform {
+                                position: snap.position,
+                                ..t
+                            },
+                        });
                     }
                 }
             }
-            (None, Some(g)) if g.enabled => add("entity.grab", json!({"entityId": id})),
+            (None, Some(g)) if g.enabled => out.push(on("entity.grab", "entityId")),
             _ => {}
         }
         if out.len() >= CANDIDATES_MAX {
