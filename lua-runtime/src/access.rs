@@ -182,6 +182,41 @@ impl Call<'_, '_, '_> {
         Ok(LuaValue::Table(t))
     }
 
+    /// `seat_of(player)`: the first seat, in seat order, `player` sits
+    /// in (nil when none).
+    pub fn seat_of(&self, lua: &Lua, player: Option<&str>) -> mlua::Result<LuaValue> {
+        let Some(player) = player else {
+            return Ok(LuaValue::Nil);
+        };
+        let state = self.state();
+        let listed = state
+            .seat_order
+            .iter()
+            .filter_map(|s| state.seats.get_key_value(s));
+        let others = state
+            .seats
+            .iter()
+            .filter(|(s, _)| !state.seat_order.contains(s));
+        for (seat, occupant) in listed.chain(others) {
+            if occupant.as_deref() == Some(player) {
+                return Ok(LuaValue::String(self.shared.string(lua, seat)?));
+            }
+        }
+        Ok(LuaValue::Nil)
+    }
+
+    /// `seat_player(seat)`: the player sitting in `seat` (nil when empty
+    /// or no such seat).
+    pub fn seat_player(&self, lua: &Lua, seat: Option<&str>) -> mlua::Result<LuaValue> {
+        match seat
+            .and_then(|s| self.state().seats.get(s))
+            .and_then(Option::as_ref)
+        {
+            Some(p) => Ok(LuaValue::String(self.shared.string(lua, p)?)),
+            None => Ok(LuaValue::Nil),
+        }
+    }
+
     /// `actor()`: the player whose action is running, in a handler (nil
     /// elsewhere, and for system actions).
     pub fn actor(&self, lua: &Lua) -> mlua::Result<LuaValue> {
@@ -304,6 +339,19 @@ impl Call<'_, '_, '_> {
             .and_then(|i| READ_FIELDS.get(i))
             .ok_or_else(|| mlua::Error::runtime("unknown entity field code"))?;
         Ok((true, self.field(lua, e, what)?))
+    }
+
+    /// `has_tag(key, tag)`: whether the handle names an entity, and
+    /// whether that entity has `tag` (a string).
+    pub fn has_tag(&self, key: i64, tag: &LuaValue) -> (bool, bool) {
+        let Some(e) = self.by_key(key) else {
+            return (false, false);
+        };
+        let has = match tag {
+            LuaValue::String(t) => e.tags.iter().any(|x| x.as_bytes() == &*t.as_bytes()),
+            _ => false,
+        };
+        (true, has)
     }
 
     /// The entity behind a handle if it is still there and — when `id` is

@@ -49,7 +49,7 @@ impl LuaHost {
         &self,
         state: &State,
         request: &GuardRequest<'_>,
-    ) -> mlua::Result<(LuaValue, LuaValue)> {
+    ) -> mlua::Result<(LuaValue, TransformArgs)> {
         let player_name = match state
             .players
             .get(request.player_id)
@@ -58,11 +58,7 @@ impl LuaHost {
             Some(n) => self.sid(n)?,
             None => LuaValue::Nil,
         };
-        let transform = match request.transform {
-            Some(t) => to_lua(&self.lua, &t.to_value())?,
-            None => LuaValue::Nil,
-        };
-        Ok((player_name, transform))
+        Ok((player_name, transform_args(request.transform)))
     }
 
     /// What one guard's answer means: `None` to ask the next guard, or the
@@ -264,13 +260,14 @@ impl ScriptHost for LuaHost {
             // The guard entry answers the guard's own results (an error
             // comes back as `Err`): accepted as `true, answer, reason`.
             let invoke = || {
+                let [px, py, pz, rx, ry, rz, rw, sx, sy, sz] = transform.clone();
                 call.call::<Ret>((
                     f,
                     self.sid(request.player_id)?,
                     player_name.clone(),
                     self.sid(request.entity_id)?,
                     key,
-                    transform.clone(),
+                    (px, py, pz, rx, ry, rz, rw, sx, sy, sz),
                 ))
                 .map(|(answer, reason)| (LuaValue::Boolean(true), answer, reason))
             };
@@ -686,5 +683,21 @@ impl LuaHost {
             return Err(self.failure(b, function, (msg, None, kind)));
         }
         Ok(())
+    }
+}
+
+/// A drop's transform as the guard entry takes it: its ten numbers
+/// (position, rotation, scale), integers where integral as everywhere a
+/// script reads a number; all nil without one. The entry builds each
+/// guard's own table from them.
+type TransformArgs = [LuaValue; 10];
+
+fn transform_args(t: Option<&digipology_kernel::transform::Transform>) -> TransformArgs {
+    match t {
+        Some(t) => {
+            let (p, r, s) = (t.position, t.rotation, t.scale);
+            [p.x, p.y, p.z, r.x, r.y, r.z, r.w, s.x, s.y, s.z].map(crate::convert::number)
+        }
+        None => std::array::from_fn(|_| LuaValue::Nil),
     }
 }

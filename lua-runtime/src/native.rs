@@ -85,6 +85,13 @@ fn entity_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         .component(lua, &k, &id, &name));
     native!(t, lua, slot, "has", |_l, c, (k, id, name): Args3| c
         .has(&k, &id, &name));
+    native!(
+        t,
+        lua,
+        slot,
+        "has_tag",
+        |_l, c, (key, tag): (i64, LuaValue)| Ok(c.has_tag(key, &tag))
+    );
     Ok(())
 }
 
@@ -97,6 +104,10 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         .player(lua, text(&id)));
     native!(t, lua, slot, "players", |lua, c, (): ()| c.players(lua));
     native!(t, lua, slot, "seats", |lua, c, (): ()| c.seats(lua));
+    native!(t, lua, slot, "seat_of", |lua, c, player: LuaValue| c
+        .seat_of(lua, text(&player).as_deref()));
+    native!(t, lua, slot, "seat_player", |lua, c, seat: LuaValue| c
+        .seat_player(lua, text(&seat).as_deref()));
     native!(t, lua, slot, "stack", |lua, c, id: LuaValue| c
         .stack_items(lua, text(&id)));
     native!(t, lua, slot, "settings", |lua, c, (): ()| c.settings(lua));
@@ -112,13 +123,14 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         LuaValue
     )| c
         .storage_get(lua, &script, &path));
-    native!(t, lua, slot, "storage_get_key", |lua,
-                                              c,
-                                              (script, key): (
-        LuaValue,
-        LuaValue
-    )| c
-        .storage_get_key(lua, &script, &key));
+    native!(
+        t,
+        lua,
+        slot,
+        "storage_get_key",
+        |lua, c, (script, key, parent): (LuaValue, LuaValue, LuaValue)| c
+            .storage_get_key(lua, &script, &key, &parent)
+    );
     native!(t, lua, slot, "storage_len", |_l,
                                           c,
                                           (script, path): (
@@ -172,12 +184,22 @@ fn write_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         .submit_args(lua, &args));
     native!(t, lua, slot, "storage_set", |lua,
                                           c,
-                                          (script, path, value): (
+                                          (
+        script,
+        path,
+        value,
+        parent,
+    ): (
+        LuaValue,
         LuaValue,
         LuaValue,
         LuaValue
-    )| c
-        .storage_set(lua, &script, &path, &value));
+    )| c.storage_set(
+        lua,
+        &script,
+        (&path, &parent),
+        &value
+    ));
     native!(t, lua, slot, "remember_prompt", |lua,
                                               c,
                                               (

@@ -80,24 +80,37 @@ impl Call<'_, '_, '_> {
         }
     }
 
-    /// `storage_get_key(script, key)`: [`Call::storage_get`] of a top-level
-    /// key, the common read (`storage.turn`), without a path table or an
-    /// owned copy of the key.
+    /// `storage_get_key(script, key, parent)`: [`Call::storage_get`] of a
+    /// top-level key (`storage.turn`), or with `parent` (a top-level key)
+    /// of a key of that table (`storage.board.cell_5`,
+    /// `storage.hand[2]`): the common reads, without a path table or an
+    /// owned copy of the keys.
     pub fn storage_get_key(
         &self,
         lua: &Lua,
         script: &LuaValue,
         key: &LuaValue,
+        parent: &LuaValue,
     ) -> mlua::Result<MultiValue> {
-        let found = match (script, key) {
-            (LuaValue::String(s), LuaValue::String(k)) => {
-                let (s, k) = (s.as_bytes(), k.as_bytes());
-                match (std::str::from_utf8(&s), std::str::from_utf8(&k)) {
-                    (Ok(s), Ok(k)) => match self.state().storage.get(s) {
-                        Some(Value::Object(o)) => o.get(k),
-                        _ => None,
-                    },
-                    _ => None,
+        fn entry<'v>(v: &'v Value, key: &LuaValue) -> Option<&'v Value> {
+            match (v, key) {
+                (Value::Object(o), LuaValue::String(k)) => {
+                    o.get(std::str::from_utf8(&k.as_bytes()).ok()?)
+                }
+                (Value::Array(a), LuaValue::Integer(i)) => {
+                    a.get(usize::try_from(*i).ok()?.checked_sub(1)?)
+                }
+                _ => None,
+            }
+        }
+        let found = match script {
+            LuaValue::String(s) => {
+                let root = std::str::from_utf8(&s.as_bytes())
+                    .ok()
+                    .and_then(|s| self.state().storage.get(s));
+                match parent {
+                    LuaValue::Nil => root.and_then(|r| entry(r, key)),
+                    p => root.and_then(|r| entry(r, p)).and_then(|t| entry(t, key)),
                 }
             }
             _ => None,
@@ -119,11 +132,15 @@ impl Call<'_, '_, '_> {
 
     /// `storage_set(script, path, value)`: `true`, or `false, message,
     /// kind`. Only the running script's own storage, in handlers only.
+    ///
+    /// `path` is a path table, or — the common writes, without a path
+    /// table — a key: of the top level, or of the table at top-level key
+    /// `parent` when that is given.
     pub fn storage_set(
         &mut self,
         lua: &Lua,
         script: &LuaValue,
-        path: &LuaValue,
+        (path, parent): (&LuaValue, &LuaValue),
         value: &LuaValue,
     ) -> mlua::Result<MultiValue> {
         if let Some((msg, kind)) = self.write_refusal("write storage") {
@@ -133,7 +150,12 @@ impl Call<'_, '_, '_> {
         if script != **self.script_id {
             return refusal(lua, "a script may only write its own storage", "sandbox");
         }
-        let path = match path_of(path) {
+        let path = match (path, parent) {
+            (LuaValue::Table(_), _) => path_of(path),
+            (key, LuaValue::Nil) => step_of(key).map(|k| vec![k]),
+            (key, parent) => step_of(parent).and_then(|p| Ok(vec![p, step_of(key)?])),
+        };
+        let path = match path {
             Ok(p) => p,
             Err(m) => return refusal(lua, &m, "runtime"),
         };
@@ -288,17 +310,24 @@ fn path_of(v: &LuaValue) -> Result<Vec<Step>, String> {
     };
     let mut out = Vec::new();
     for i in 1..=t.raw_len() {
-        match t.raw_get::<LuaValue>(i).map_err(|e| e.to_string())? {
-            LuaValue::String(s) => out.push(Step::Key(
-                s.to_str().map_err(|e| e.to_string())?.to_string(),
-            )),
-            LuaValue::Integer(n) if n >= 1 => {
-                out.push(Step::Index(usize::try_from(n - 1).unwrap_or(usize::MAX)));
-            }
-            _ => return Err("storage keys must be strings or positive integers".into()),
-        }
+        out.push(step_of(
+            &t.raw_get::<LuaValue>(i).map_err(|e| e.to_string())?,
+        )?);
     }
     Ok(out)
+}
+
+/// One key of a storage path.
+fn step_of(v: &LuaValue) -> Result<Step, String> {
+    match v {
+        LuaValue::String(s) => Ok(Step::Key(
+            s.to_str().map_err(|e| e.to_string())?.to_string(),
+        )),
+        LuaValue::Integer(n) if *n >= 1 => {
+            Ok(Step::Index(usize::try_from(n - 1).unwrap_or(usize::MAX)))
+        }
+        _ => Err("storage keys must be strings or positive integers".into()),
+    }
 }
 
 fn walk<'v>(mut v: &'v Value, path: &[Step]) -> Option<&'v Value> {

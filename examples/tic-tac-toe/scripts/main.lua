@@ -7,10 +7,21 @@ local LINES = {
   { 1, 5, 9 }, { 3, 5, 7 },                -- diagonals
 }
 
+-- The board lives in storage, as game state always does: storage.board
+-- maps a cell's id to the mark on it ("x" or "o"); so does whose turn it is.
 local function turn() return storage.turn or "x" end
 
 -- The seat a player sits in ("x" or "o"), or nil.
 local seat_of = game.seat_of
+
+-- Cell n's id and place. The top level may read the game; cells never
+-- move, so this table is a constant.
+local CELLS = {}
+for n = 1, 9 do
+  local id = "cell_" .. n
+  local p = game.entity(id).position
+  CELLS[n] = { id = id, x = p.x, z = p.z }
+end
 
 -- Guards run before the move commits; a reason tells the player why not.
 function can_grab(player, piece)
@@ -24,34 +35,42 @@ end
 
 function can_drop(player, piece, transform)
   local p = transform.position
-  for _, cell in ipairs(game.entities("cell")) do
-    local c = cell.position
+  local board = storage.board
+  for n, c in ipairs(CELLS) do
     local near = (p.x - c.x) ^ 2 + (p.z - c.z) ^ 2 <= 0.81
-    if near and #cell:get("snap_point").attached == 0 then return true end
+    if near and not (board and board[c.id]) then return true end
   end
   return false, "drop it on an empty cell"
 end
 
 -- The mark ("x", "o" or nil) in cell n.
 local function mark(n)
-  local piece = game.entity("cell_" .. n):get("snap_point").attached[1]
-  if piece then return piece:sub(1, 1) end
+  local board = storage.board
+  return board and board[CELLS[n].id]
 end
 
-local function winner()
+-- Whether the mark in cell n completes one of the lines through it.
+local function wins(n)
+  local m = mark(n)
   for _, line in ipairs(LINES) do
-    local a = mark(line[1])
-    if a and a == mark(line[2]) and a == mark(line[3]) then return a end
+    local a, b, c = line[1], line[2], line[3]
+    if (a == n or b == n or c == n) and mark(a) == m and mark(b) == m and mark(c) == m then
+      return true
+    end
   end
+  return false
 end
 
 -- A piece landed on a cell: that was the move.
 function on_snap_attached(event)
+  local cell, m = event.data.snapPointId, event.data.entityId:sub(1, 1)
+  local n = tonumber(cell:sub(6))
+  if not storage.board then storage.board = {} end
+  storage.board[cell] = m
   storage.moves = (storage.moves or 0) + 1
-  local w = winner()
-  if w then
-    storage.winner = w
-    game.entity("status"):set_text(w .. " wins")
+  if wins(n) then
+    storage.winner = m
+    game.entity("status"):set_text(m .. " wins")
   elseif storage.moves == 9 then
     storage.draw = true
     game.entity("status"):set_text("draw")

@@ -120,10 +120,9 @@ function Entity:has(component)
 end
 
 function Entity:has_tag(tag)
-  for _, t in raw_ipairs(read(self, "tags")) do
-    if t == tag then return true end
-  end
-  return false
+  local live, has = N.has_tag(self[0], tag)
+  if not live then gone(self[1], 3) end
+  return has
 end
 
 function Entity:exists() return N_alive(self[0], self[1]) end
@@ -365,18 +364,12 @@ end
 function game.seats() return N.seats() end
 
 -- The player sitting in a seat, or nil.
-function game.seat(id)
-  for _, s in raw_ipairs(N.seats()) do
-    if s.id == id then return s.player end
-  end
-end
+function game.seat(id) return N.seat_player(id) end
 
 -- The first seat (in seat order) a player sits in, or nil.
 function game.seat_of(player)
   local pid = type(player) == "table" and player.id or player
-  for _, s in raw_ipairs(N.seats()) do
-    if s.player ~= nil and s.player == pid then return s.id end
-  end
+  return N.seat_of(pid)
 end
 
 function game.stack(id)
@@ -460,9 +453,16 @@ local GAME = raw_setmetatable({}, {
 -- storage: a plain-looking table whose contents live in canonical state
 ----------------------------------------------------------------------------
 
+-- Nodes a node keeps for its table-valued keys (a node is a view of a
+-- path, whatever the path holds now, so one serves every later read).
+local NODE_CHILDREN_MAX = 64
+
 local function storage_node(script_id, path)
   local node = {}
   local root = #path == 0
+  -- A table at a top-level key reads its own keys in one native call too.
+  local top = #path == 1 and type(path[1]) == "string" and path[1] or nil
+  local children, paths, kept = {}, {}, 0
   local function child_path(k)
     if type(k) ~= "string" and mtype(k) ~= "integer" then
       error("storage keys must be strings or integers, not " .. type(k), 3)
@@ -471,22 +471,46 @@ local function storage_node(script_id, path)
     p[#p + 1] = k
     return p
   end
+  local function child(k, p)
+    local c = children[k]
+    if c == nil then
+      p = p or child_path(k)
+      c = storage_node(script_id, p)
+      if kept < NODE_CHILDREN_MAX then
+        children[k], paths[k] = c, p
+        kept = kept + 1
+      end
+    end
+    return c
+  end
   local mt = {
     __metatable = PROXY,
     __index = function(_, k)
       -- The common read, a top-level key, skips the path table.
       if root and type(k) == "string" then
         local v, is_table = N.storage_get_key(script_id, k)
-        if is_table then return storage_node(script_id, { k }) end
+        if is_table then return child(k, nil) end
         return v
       end
-      local p = child_path(k)
+      if top and (type(k) == "string" or mtype(k) == "integer") then
+        local v, is_table = N.storage_get_key(script_id, k, top)
+        if is_table then return child(k, nil) end
+        return v
+      end
+      local p = paths[k] or child_path(k)
       local v, is_table = N.storage_get(script_id, p)
-      if is_table then return storage_node(script_id, p) end
+      if is_table then return child(k, p) end
       return v
     end,
     __newindex = function(_, k, v)
-      local ok, err, kind = N.storage_set(script_id, child_path(k), v)
+      local ok, err, kind
+      if root and type(k) == "string" then
+        ok, err, kind = N.storage_set(script_id, k, v)
+      elseif top and (type(k) == "string" or mtype(k) == "integer") then
+        ok, err, kind = N.storage_set(script_id, k, v, top)
+      else
+        ok, err, kind = N.storage_set(script_id, child_path(k), v)
+      end
       if not ok then fail(kind or "runtime", err, 2) end
     end,
     __len = function() return N.storage_len(script_id, path) end,

@@ -129,7 +129,7 @@ local located = core.located
 -- so reuse can never reach a different entity).
 local guard_players, guard_entities = {}, {}
 
-function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
+function P.guard(f, player_id, player_name, entity_id, entity_key, px, py, pz, rx, ry, rz, rw, sx, sy, sz)
   -- Slots [0], [1], [2] always exist on these proxies, so plain indexing
   -- reads them raw (no metamethod) and costs no C call.
   local p = guard_players[player_id]
@@ -145,9 +145,13 @@ function P.guard(f, player_id, player_name, entity_id, entity_key, transform)
     e = entity_proxy(entity_id, entity_key)
     guard_entities[entity_id] = e
   end
-  -- A drop's transform table is handed to every can_drop guard: each gets
-  -- its own copy.
-  if transform ~= nil then transform = own(transform, 1) end
+  -- A drop's transform arrives as its ten numbers: each can_drop guard
+  -- gets its own table.
+  local transform
+  if px ~= nil then
+    transform = { position = { x = px, y = py, z = pz }, rotation = { x = rx, y = ry, z = rz, w = rw },
+      scale = { x = sx, y = sy, z = sz } }
+  end
   -- A guard says no by returning false (an error is rare): a tail call,
   -- and an error reaches the host through mlua, with its traceback.
   return f(p, e, transform)
