@@ -425,3 +425,80 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// docs/simulate.md, How a match is played: matches share a room in runs,
+/// yet each plays exactly as it does alone — `--seed S+i --matches 1`
+/// gives match `i` again (its length in inputs and in virtual time, its
+/// status, who won).
+#[test]
+fn a_match_played_alone_is_the_match_played_among_others() {
+    let base = scratch("simulate-alone");
+    let all = base.join("all");
+    let (code, _, stderr) = simulate(&[
+        "examples/rock-paper-scissors",
+        "--matches",
+        "48",
+        "--seed",
+        "100",
+        "--out",
+        all.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = report(&all);
+    assert!(
+        r["gameFaults"].as_array().expect("faults").is_empty(),
+        "{}",
+        r["gameFaults"]
+    );
+    let longest = r["longest"].as_array().expect("longest");
+    assert!(!longest.is_empty());
+    for m in longest {
+        let seed = m["seed"].as_u64().expect("seed").to_string();
+        let alone = base.join(format!("seed-{seed}"));
+        let (code, _, stderr) = simulate(&[
+            "examples/rock-paper-scissors",
+            "--matches",
+            "1",
+            "--seed",
+            &seed,
+            "--out",
+            alone.to_str().expect("path"),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let one = report(&alone);
+        assert_eq!(one["longest"][0], *m, "seed {seed} alone");
+    }
+}
+
+/// A script that keeps state outside `storage` (here a captured local
+/// counting moves, which ends matches early once it is high) plays
+/// differently after other matches in the same room: `simulate` notices
+/// at the end of a run and reports it as a game fault.
+#[test]
+fn a_script_keeping_state_between_matches_is_reported() {
+    let game = variant("simulate-stale", "tic-tac-toe", |text| {
+        text.replace(
+            "function on_snap_attached(event)\n",
+            "local played = 0\nfunction on_snap_attached(event)\n  played = played + 1\n  if played > 12 then storage.draw = true return end\n",
+        )
+    });
+    let out = scratch("simulate-stale-report");
+    let (code, _, stderr) = simulate(&[
+        game.to_str().expect("path"),
+        "--matches",
+        "64",
+        "--out",
+        out.to_str().expect("path"),
+        "--assert",
+        "no-script-errors",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let r = report(&out);
+    let faults = r["gameFaults"].as_array().expect("faults");
+    assert!(
+        faults.iter().any(|f| f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("keeps state outside storage"))),
+        "{faults:?}"
+    );
+}

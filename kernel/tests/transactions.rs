@@ -428,6 +428,40 @@ fn dry_run_reports_the_verdict_and_events_and_changes_nothing() {
     assert_eq!(predicted.events, real.events);
 }
 
+/// A bot's try (`Kernel::process_if_accepted`): a refused action leaves
+/// nothing behind — no sequence, no events, the same state — and an
+/// accepted one is exactly what processing it would have been.
+#[test]
+fn processing_only_if_accepted_leaves_a_refused_action_no_trace() {
+    let mut host = echo_host(Rc::new(RefCell::new(None)));
+    let (mut k, mut twin) = (table(), table());
+    let hash = k.state_hash();
+    let seq = k.state().sequence;
+    let bad = Action::new(
+        "entity.grab",
+        Source::Player {
+            player_id: "p1".into(),
+        },
+        json!({"entityId": "s_bottom"}),
+    );
+    assert!(k.process_if_accepted(&bad, &mut host).is_none());
+    assert_eq!(k.state_hash(), hash);
+    assert_eq!(k.state().sequence, seq);
+    let add = Action::new(
+        "counter.add",
+        Source::Player {
+            player_id: "p1".into(),
+        },
+        json!({"entityId": "score", "amount": 2}),
+    );
+    let tried = k.process_if_accepted(&add, &mut host).expect("accepted");
+    let processed = twin.process(&add, &mut host);
+    assert_eq!(tried.seq, processed.seq);
+    assert_eq!(tried.events, processed.events);
+    assert_eq!(k.state_hash(), twin.state_hash());
+    assert_eq!(k.state().sequence, seq + 1);
+}
+
 #[test]
 fn a_dry_run_of_a_die_roll_does_not_consume_randomness() {
     let mut k = table();

@@ -694,3 +694,31 @@ mod source_filter {
         assert!(!f.is_source(Path::new("/elsewhere/game.json")));
     }
 }
+
+#[cfg(test)]
+mod reseed {
+    use super::Package;
+    use std::path::Path;
+
+    /// `simulate` copies one table built on seed 0 and reseeds it for each
+    /// match: that must be the table game.json builds on the match's seed
+    /// (the same state hash — random numbers included — and alias secret).
+    #[test]
+    fn a_reseeded_table_is_the_table_built_on_that_seed() {
+        let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/high-card");
+        let package = Package::load(&game).expect("the example loads");
+        let table = package.initial_state(0).expect("seed 0");
+        for seed in [1, 7, 123_456_789, u64::MAX] {
+            let mut copy = table.clone();
+            copy.reseed(seed);
+            let built = package.initial_state(seed).expect("a seed");
+            assert_eq!(copy.hash(), built.hash(), "seed {seed}");
+            assert_eq!(copy.alias_key, built.alias_key, "seed {seed}");
+            assert_ne!(
+                copy.hash(),
+                table.hash(),
+                "seed {seed}: the seed is in the hash"
+            );
+        }
+    }
+}
