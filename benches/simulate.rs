@@ -4,7 +4,7 @@
 //!
 //! A bench binary, not a criterion bench: each sample is one whole
 //! `simulate` process (its report goes to a scratch folder).
-//! `cargo bench --bench simulate` (env: `SIM_MATCHES`, default 2000).
+//! `cargo bench --bench simulate` (env: `SIM_MATCHES`, default 10000).
 // Figures for a report: counts far below 2^52, read as doubles.
 #![allow(clippy::cast_precision_loss)]
 
@@ -35,7 +35,7 @@ fn main() {
     let matches: u64 = std::env::var("SIM_MATCHES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(10_000);
     for round in 1..=2 {
         let one = matches_per_second(matches, 1);
         let two = matches_per_second(matches, 2);
