@@ -243,7 +243,7 @@ impl Plan<'_> {
         }
         out.virtual_ms = room.clock();
         if out.status.is_empty() {
-            read_result(&room, &mut out);
+            read_result(room, &mut out);
         }
         Ok(out)
     }
