@@ -219,7 +219,7 @@ impl Plan<'_> {
                 out.status = "unfinished".into();
                 break;
             }
-            match self.next_action(room, &mut dice, &mut turn) {
+            match self.next_action(room, &mut dice, &mut turn)? {
                 Move::Played => {
                     out.actions += 1;
                     continue;
@@ -250,7 +250,12 @@ impl Plan<'_> {
 
     /// The next bot move: the acting seats take turns (in seat order,
     /// starting after the last one that moved).
-    fn next_action(&self, room: &mut Room, dice: &mut Dice, turn: &mut usize) -> Move {
+    fn next_action(
+        &self,
+        room: &mut Room,
+        dice: &mut Dice,
+        turn: &mut usize,
+    ) -> Result<Move, String> {
         let acting: Vec<String> = room
             .match_layer()
             .map(|m| m.acting())
@@ -270,17 +275,17 @@ impl Plan<'_> {
                 // itself (see Room::play_first_legal), else chosen below.
                 let played = room
                     .play_first_legal(seat, at, &mut |n| dice.order(n), &mut io::sink())
-                    .unwrap_or(None);
+                    .map_err(|e| e.to_string())?;
                 match played {
                     Some(true) => {
                         *turn = i + 1;
-                        return Move::Played;
+                        return Ok(Move::Played);
                     }
                     Some(false) => match room.safe_default_action(seat) {
                         Some(mut action) if action.is_object() => {
                             *turn = i + 1;
                             action["at"] = json!(at);
-                            return Move::Submit(action);
+                            return Ok(Move::Submit(action));
                         }
                         _ => continue,
                     },
@@ -295,9 +300,9 @@ impl Plan<'_> {
             }
             *turn = i + 1;
             action["at"] = json!(at);
-            return Move::Submit(action);
+            return Ok(Move::Submit(action));
         }
-        Move::Pass
+        Ok(Move::Pass)
     }
 
     fn choose(&self, room: &mut Room, seat: &str, bot: Bot, dice: &mut Dice) -> Option<Value> {
@@ -445,7 +450,7 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
 }
 
 /// What a match's last state looked like to the leak check.
-const STALE: &str = "this match ended differently when played alone in a new room than after the matches before it in the same room: a script keeps state outside storage (a table or a captured local it changes; docs/lua-api.md asks scripts to treat those as constants)";
+const STALE: &str = "this match ended differently when played alone in a new room than after the matches before it in the same room: the game keeps state between matches outside storage (a table or a captured local its scripts change; docs/lua-api.md asks scripts to treat those as constants)";
 
 /// Plays matches `range` in one room, reset between them. The last match
 /// of the run is played again in a new room: when its end differs, the

@@ -498,7 +498,7 @@ fn a_script_keeping_state_between_matches_is_reported() {
     assert!(
         faults.iter().any(|f| f["message"]
             .as_str()
-            .is_some_and(|m| m.contains("keeps state outside storage"))),
+            .is_some_and(|m| m.contains("keeps state between matches outside storage"))),
         "{faults:?}"
     );
 }

@@ -172,7 +172,7 @@ impl Kernel {
     /// Processes one action: consumes a sequence, commits or rolls back.
     pub fn process(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
         let seq = self.next_sequence();
-        self.transact(action, seq, host, true)
+        self.transact(action, seq, host, Mode::Commit)
     }
 
     /// Processes `action` only if it commits: exactly [`Kernel::process`]
@@ -186,7 +186,7 @@ impl Kernel {
         host: &mut dyn ScriptHost,
     ) -> Option<Outcome> {
         let seq = self.next_sequence();
-        let out = self.transact(action, seq, host, true);
+        let out = self.transact(action, seq, host, Mode::Try);
         if out.accepted {
             Some(out)
         } else {
@@ -259,7 +259,7 @@ impl Kernel {
     /// exactly as they were.
     pub fn dry_run(&mut self, action: &Action, host: &mut dyn ScriptHost) -> Outcome {
         let seq = self.state.sequence;
-        self.transact(action, seq, host, false)
+        self.transact(action, seq, host, Mode::DryRun)
     }
 
     fn next_sequence(&mut self) -> u64 {
@@ -273,11 +273,13 @@ impl Kernel {
         action: &Action,
         seq: u64,
         host: &mut dyn ScriptHost,
-        commit: bool,
+        mode: Mode,
     ) -> Outcome {
+        let commit = mode != Mode::DryRun;
         let action_id = ActionId::new(action.action_id.as_ref(), seq);
-        // A dry run leaves the last processed action's changes in place.
-        if let (Some(d), true) = (&mut self.digests, commit) {
+        // A dry run, or a try that is refused, leaves the last processed
+        // action's changes in place.
+        if let (Some(d), Mode::Commit) = (&mut self.digests, mode) {
             d.clear_changes();
         }
         host.begin_transaction(seq);
@@ -304,6 +306,9 @@ impl Kernel {
         };
         let (events, accepted) = match result {
             Ok(()) if commit => {
+                if let (Some(d), Mode::Try) = (&mut self.digests, mode) {
+                    d.clear_changes();
+                }
                 let touched = self.digests.is_some().then_some(&mut self.touched);
                 let (events, buffers) = txn.commit(touched);
                 self.buffers = buffers;
@@ -333,6 +338,16 @@ impl Kernel {
             accepted,
         }
     }
+}
+
+/// How a transaction ends when its action succeeds: committed (a refusal
+/// is committed too, as rejection events), committed only if accepted
+/// (a refusal leaves no trace), or rolled back either way.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Commit,
+    Try,
+    DryRun,
 }
 
 /// A seated player's action names entities as its seat sees them

@@ -161,6 +161,34 @@ fn a_dry_run_and_a_rollback_leave_the_tracked_hash_as_it_was() {
     assert_eq!(k.state_hash(), k.state().hash());
 }
 
+/// A refused try (`process_if_accepted`) keeps the last action's changes
+/// and the tracked hash; an accepted one reports its own changes, as
+/// processing it would.
+#[test]
+fn a_refused_try_keeps_the_last_actions_changes() {
+    let mut k = table();
+    k.track_digests();
+    let add = player(
+        "p1",
+        "counter.add",
+        json!({"entityId": "score", "amount": 1}),
+    );
+    assert!(k.process_json(&add, &mut NoScripts).accepted());
+    let changed = k.changes().to_vec();
+    assert!(!changed.is_empty());
+    let hash = k.state_hash();
+    let action = digipology_kernel::Action::from_json(&add).expect("envelope");
+    assert!(k
+        .process_if_accepted(&action, &mut failing_host())
+        .is_none());
+    assert_eq!(k.changes(), changed.as_slice());
+    assert_eq!(k.state_hash(), hash);
+    assert!(k.process_if_accepted(&action, &mut NoScripts).is_some());
+    assert!(!k.changes().is_empty());
+    assert_ne!(k.state_hash(), hash);
+    assert_eq!(k.state_hash(), k.state().hash());
+}
+
 #[test]
 fn every_example_stream_stays_in_step() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");

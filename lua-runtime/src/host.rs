@@ -65,6 +65,9 @@ pub struct LuaHost {
     pub(crate) query_call: Function,
     pub(crate) act_call: Function,
     pub(crate) match_stepper: Function,
+    /// The prelude's `forget`: drops what earlier matches left in the
+    /// runtime's own Lua caches.
+    pub(crate) forget_call: Function,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     pub(crate) seq: u64,
@@ -87,13 +90,20 @@ impl LuaHost {
         })
     }
 
-    /// Forgets what the last match left outside the state (printed lines,
-    /// a pending failure), for a room that starts another match with the
-    /// same scripts.
-    pub fn forget_match(&self) {
+    /// Forgets what earlier matches left outside the state — printed
+    /// lines, a pending failure, the runtime's caches (strings, modules
+    /// required during play, storage nodes, guard proxies) — for a room
+    /// that starts another match with the same scripts, so it holds what
+    /// a new room would besides the scripts' own tables and locals.
+    ///
+    /// # Errors
+    /// The prelude's `forget` failed (a bug of ours).
+    pub fn forget_match(&self) -> mlua::Result<()> {
         self.shared.log.borrow_mut().clear();
         *self.shared.doom.borrow_mut() = None;
         self.shared.storage_values.borrow_mut().clear();
+        self.shared.strings.borrow_mut().clear();
+        self.forget_call.call::<()>(())
     }
 
     /// Lines scripts printed since the last call (not canonical).

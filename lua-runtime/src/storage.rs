@@ -91,7 +91,7 @@ impl Call<'_, '_, '_> {
         script: &LuaValue,
         key: &LuaValue,
         parent: &LuaValue,
-    ) -> mlua::Result<MultiValue> {
+    ) -> mlua::Result<(LuaValue, Option<bool>)> {
         fn entry<'v>(v: &'v Value, key: &LuaValue) -> Option<&'v Value> {
             match (v, key) {
                 (Value::Object(o), LuaValue::String(k)) => {
@@ -115,19 +115,17 @@ impl Call<'_, '_, '_> {
             }
             _ => None,
         };
-        match found {
-            Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
-                LuaValue::Nil,
-                LuaValue::Boolean(true),
-            ])),
+        // Two values, never a list of them: nothing to allocate.
+        Ok(match found {
+            Some(Value::Object(_)) | Some(Value::Array(_)) => (LuaValue::Nil, Some(true)),
             // A short string (a seat, a phase, a name) comes from the
             // string cache: no allocation.
             Some(Value::String(s)) if s.len() <= 64 => {
-                ret(LuaValue::String(self.shared.string(lua, s)?))
+                (LuaValue::String(self.shared.string(lua, s)?), None)
             }
-            Some(v) => ret(to_lua(lua, v)?),
-            None => ret(LuaValue::Nil),
-        }
+            Some(v) => (to_lua(lua, v)?, None),
+            None => (LuaValue::Nil, None),
+        })
     }
 
     /// `storage_set(script, path, value)`: `true`, or `false, message,

@@ -106,6 +106,7 @@ impl LuaHost {
             query_call: get("query")?,
             act_call: get("act")?,
             match_stepper: get("match_stepper")?,
+            forget_call: get("forget")?,
             stepper: std::cell::RefCell::default(),
             lua,
             shared,

@@ -331,6 +331,94 @@ fn require_loads_the_games_own_modules() {
     assert_eq!(storage(&k, "main"), json!({"v": 42}));
 }
 
+/// `storage` keeps the nodes of its top-level tables, yet a read means
+/// what it always did: a float key is refused however often the integer
+/// key was read before, a table replaced by a number reads as the number,
+/// and a nested table's node still reads its current contents.
+#[test]
+fn kept_storage_nodes_read_what_storage_holds_now() {
+    let (mut k, mut host) = global(
+        r#"
+        function on_start(event)
+          storage.rows = { { v = 1 } }
+          storage.g = { rows = { { v = 2 } } }
+          storage.t = { x = 1 }
+        end
+        function on_button_pressed(event)
+          local a = storage.rows[1].v + storage.g.rows[1].v
+          local top_float = pcall(function() return storage.rows[1.0] end)
+          local nested_float = pcall(function() return storage.g.rows[1.0] end)
+          local before = storage.t
+          storage.t = 5
+          storage.g.rows[1].v = storage.g.rows[1].v + 1
+          storage.result = { a = a, top_float = top_float, nested_float = nested_float,
+            t = storage.t, x = before.x, same = rawequal(storage.rows, storage.rows) }
+          storage.t = { x = 2 }
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    for (press, a) in [(1, 3), (2, 4)] {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "press {press}: {:?}", events(&out));
+        let r = &storage(&k, "main")["result"];
+        assert_eq!(
+            *r,
+            json!({"a": a, "top_float": false, "nested_float": false, "t": 5, "same": true}),
+            "press {press}"
+        );
+    }
+}
+
+/// `LuaHost::forget_match` (a room starting another match): a module a
+/// handler required runs again when required again, as in a new room; a
+/// module the script required while loading stays loaded.
+#[test]
+fn forgetting_a_match_forgets_the_modules_required_during_play() {
+    let state = digipology_kernel::state_from_game(&game(), 5).expect("game");
+    let mut modules = digipology_lua::Modules::new();
+    for (name, source) in [
+        ("early", "return { n = 7 }"),
+        ("late", "storage.loads = (storage.loads or 0) + 1 return {}"),
+    ] {
+        modules.insert(name.into(), (format!("scripts/{name}.lua"), source.into()));
+    }
+    let spec = digipology_lua::ScriptSpec {
+        id: "main".into(),
+        file: "scripts/main.lua".into(),
+        source: "local early = require('early')
+                 function on_button_pressed(e) require('late') storage.n = early.n end"
+            .into(),
+        bindings: vec![digipology_lua::BindingSpec {
+            id: "global".into(),
+            entity: None,
+        }],
+    };
+    let mut host =
+        LuaHost::new(&[spec], modules, &state, digipology_lua::Limits::default()).expect("loads");
+    let mut k = Kernel::new(state.clone());
+    start(&mut k, &mut host);
+    let press = |k: &mut Kernel, host: &mut LuaHost| {
+        assert!(k
+            .process_json(
+                &player("p1", "button.press", json!({"entityId": "btn"})),
+                host
+            )
+            .accepted());
+    };
+    press(&mut k, &mut host);
+    press(&mut k, &mut host);
+    assert_eq!(storage(&k, "main"), json!({"loads": 1, "n": 7}));
+    host.forget_match().expect("forgets");
+    let mut k = Kernel::new(state);
+    start(&mut k, &mut host);
+    press(&mut k, &mut host);
+    assert_eq!(storage(&k, "main"), json!({"loads": 1, "n": 7}));
+}
+
 #[test]
 fn spawn_deal_draw_to_world_and_die_faces() {
     let (k, _, st) = run(r#"

@@ -606,11 +606,13 @@ impl Room {
     }
 
     /// Plays, at room time `at`, the first of a seat's candidate actions
-    /// in the order `arrange` gives that its player may send — exactly
-    /// what submitting [`Room::first_legal`]'s answer stamped `at` does,
-    /// for the cost of committing it once: each candidate is processed
-    /// only if it commits ([`Kernel::process_if_accepted`]), so a refused
-    /// one leaves nothing behind. Whether one was played (when none was,
+    /// in the order `arrange` gives that its player may send — what
+    /// submitting [`Room::first_legal`]'s answer stamped `at` does, for
+    /// the cost of committing it once: each candidate is processed only if
+    /// it commits ([`Kernel::process_if_accepted`]), so a refused one
+    /// leaves nothing behind in the state. (The played action's callbacks
+    /// run once, not after a dry run of them: only Lua values outside the
+    /// state, which scripts treat as constants, could tell.) Whether one was played (when none was,
     /// the clock stays where it was). `None` when this room cannot try
     /// actions that way — something is due before `at` (which would
     /// change the table first), the game lists its own legal actions, or

@@ -154,7 +154,8 @@ impl Room {
     pub fn reset(&mut self, state: State) -> Result<(), String> {
         self.kernel.replace_state(state);
         if let Some(h) = &self.scripts {
-            h.forget_match();
+            h.forget_match()
+                .map_err(|e| format!("cannot reset the scripts: {e}"))?;
         }
         self.clock = 0;
         self.due.clear();

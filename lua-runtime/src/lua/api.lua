@@ -453,16 +453,22 @@ local GAME = raw_setmetatable({}, {
 -- storage: a plain-looking table whose contents live in canonical state
 ----------------------------------------------------------------------------
 
--- Nodes a node keeps for its table-valued keys (a node is a view of a
--- path, whatever the path holds now, so one serves every later read).
+-- The nodes `storage` keeps for its top-level tables (`storage.board`): a
+-- node is a view of a path, whatever the path holds now, so one serves
+-- every later read. Only the root keeps them, at most this many, and a
+-- room starting another match drops them (STORAGE_ROOTS, P.forget).
 local NODE_CHILDREN_MAX = 64
+local STORAGE_ROOTS = {}
 
 local function storage_node(script_id, path)
   local node = {}
   local root = #path == 0
   -- A table at a top-level key reads its own keys in one native call too.
   local top = #path == 1 and type(path[1]) == "string" and path[1] or nil
-  local children, paths, kept = {}, {}, 0
+  local children, kept = {}, 0
+  if root then
+    STORAGE_ROOTS[#STORAGE_ROOTS + 1] = function() children, kept = {}, 0 end
+  end
   local function child_path(k)
     if type(k) ~= "string" and mtype(k) ~= "integer" then
       error("storage keys must be strings or integers, not " .. type(k), 3)
@@ -472,12 +478,11 @@ local function storage_node(script_id, path)
     return p
   end
   local function child(k, p)
-    local c = children[k]
-    if c == nil then
-      p = p or child_path(k)
-      c = storage_node(script_id, p)
-      if kept < NODE_CHILDREN_MAX then
-        children[k], paths[k] = c, p
+    local c = root and children[k]
+    if not c then
+      c = storage_node(script_id, p or child_path(k))
+      if root and kept < NODE_CHILDREN_MAX then
+        children[k] = c
         kept = kept + 1
       end
     end
@@ -497,7 +502,7 @@ local function storage_node(script_id, path)
         if is_table then return child(k, nil) end
         return v
       end
-      local p = paths[k] or child_path(k)
+      local p = child_path(k)
       local v, is_table = N.storage_get(script_id, p)
       if is_table then return child(k, p) end
       return v

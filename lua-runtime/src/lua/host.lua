@@ -17,9 +17,14 @@ local P = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
 -- entity_id, entity_key, require}.
+-- What each binding's `require` had loaded when its script finished
+-- loading: a room starting another match puts it back (P.forget).
+local REQUIRE_RESETS = {}
+
 function P.new_env(spec)
   local script_id = spec.script
   local env, defs = {}, {}
+  local cache = {}
   local base = {
     assert = assert, error = error, ipairs = raw_ipairs, next = safe_next, pairs = sorted_pairs,
     pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
@@ -54,7 +59,6 @@ function P.new_env(spec)
       return raw_load(chunk, name, "t", chunk_env or env)
     end,
     require = (function()
-      local cache = {}
       return function(name)
         if type(name) ~= "string" then error("require expects a module name", 2) end
         if cache[name] ~= nil then return cache[name] end
@@ -87,8 +91,15 @@ function P.new_env(spec)
     __pairs = function() return sorted_pairs(defs) end,
   }
   raw_setmetatable(env, env_mt)
-  -- After the top-level chunk ran: no global may be created or changed.
+  -- After the top-level chunk ran: no global may be created or changed,
+  -- and the modules loaded so far are what every match starts with.
   local function freeze()
+    local loaded = {}
+    for k, v in next, cache do loaded[k] = v end
+    REQUIRE_RESETS[#REQUIRE_RESETS + 1] = function()
+      cache = {}
+      for k, v in next, loaded do cache[k] = v end
+    end
     env_mt.__newindex = function(_, k)
       fail("runtime", "global '" .. safe_tostring(k)
         .. "' cannot be created or changed after the script has loaded; keep game state in storage", 2)
@@ -259,6 +270,17 @@ end
 function P.act(f, player_id, player_name, action_type, payload)
   local p = player_proxy(player_id, player_name)
   return f(p, { type = action_type, payload = own(payload, 1) })
+end
+
+-- Forgets what earlier matches left in the runtime's own caches — the
+-- modules required during play, the nodes `storage` keeps, the proxies
+-- guards reuse — so a room starting another match holds what a new room
+-- would (docs/simulate.md). The game's own tables and locals stay: the
+-- game treats them as constants.
+function P.forget()
+  for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
+  for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
+  guard_players, guard_entities = {}, {}
 end
 
 -- Checks the deterministic build: string keys must iterate in the order
