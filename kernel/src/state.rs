@@ -411,6 +411,11 @@ impl State {
     /// in the order `game.json` lists them, then seats created later by
     /// `system.seat_assign`, by id.
     pub fn seats_in_order(&self) -> Vec<(&Id, Option<&Id>)> {
+        self.seats_ordered().collect()
+    }
+
+    /// [`State::seats_in_order`] without collecting them.
+    pub fn seats_ordered(&self) -> impl Iterator<Item = (&Id, Option<&Id>)> {
         let listed = self
             .seat_order
             .iter()
@@ -419,7 +424,7 @@ impl State {
             .seats
             .iter()
             .filter(|(s, _)| !self.seat_order.contains(s));
-        listed.chain(others).map(|(s, p)| (s, p.as_ref())).collect()
+        listed.chain(others).map(|(s, p)| (s, p.as_ref()))
     }
 
     /// All entities in ascending id order.

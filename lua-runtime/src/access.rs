@@ -188,21 +188,14 @@ impl Call<'_, '_, '_> {
         let Some(player) = player else {
             return Ok(LuaValue::Nil);
         };
-        let state = self.state();
-        let listed = state
-            .seat_order
-            .iter()
-            .filter_map(|s| state.seats.get_key_value(s));
-        let others = state
-            .seats
-            .iter()
-            .filter(|(s, _)| !state.seat_order.contains(s));
-        for (seat, occupant) in listed.chain(others) {
-            if occupant.as_deref() == Some(player) {
-                return Ok(LuaValue::String(self.shared.string(lua, seat)?));
-            }
+        match self
+            .state()
+            .seats_ordered()
+            .find(|(_, occupant)| occupant.map(|p| &**p) == Some(player))
+        {
+            Some((seat, _)) => Ok(LuaValue::String(self.shared.string(lua, seat)?)),
+            None => Ok(LuaValue::Nil),
         }
-        Ok(LuaValue::Nil)
     }
 
     /// `seat_player(seat)`: the player sitting in `seat` (nil when empty
