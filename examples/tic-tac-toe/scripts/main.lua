@@ -49,14 +49,25 @@ local function mark(n)
   return board and board[CELLS[n].id]
 end
 
--- Whether the mark in cell n completes one of the lines through it.
-local function wins(n)
-  local m = mark(n)
-  for _, line in ipairs(LINES) do
-    local a, b, c = line[1], line[2], line[3]
-    if (a == n or b == n or c == n) and mark(a) == m and mark(b) == m and mark(c) == m then
-      return true
+-- The lines through each cell (a constant, like LINES).
+local LINES_AT = {}
+for _, line in ipairs(LINES) do
+  for _, n in ipairs(line) do
+    LINES_AT[n] = LINES_AT[n] or {}
+    table.insert(LINES_AT[n], line)
+  end
+end
+
+-- Whether mark m, just put in cell n, completes one of the lines through
+-- it. (The board is read from storage once, not once per cell.)
+local function wins(n, m)
+  local board = storage.board
+  for _, line in ipairs(LINES_AT[n]) do
+    local full = true
+    for _, c in ipairs(line) do
+      if board[CELLS[c].id] ~= m then full = false break end
     end
+    if full then return true end
   end
   return false
 end
@@ -68,7 +79,7 @@ function on_snap_attached(event)
   if not storage.board then storage.board = {} end
   storage.board[cell] = m
   storage.moves = (storage.moves or 0) + 1
-  if wins(n) then
+  if wins(n, m) then
     storage.winner = m
     game.entity("status"):set_text(m .. " wins")
   elseif storage.moves == 9 then
