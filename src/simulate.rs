@@ -201,6 +201,7 @@ impl Plan<'_> {
         };
         let mut sink = io::sink();
         room.keep_events();
+        room.no_event_lines();
         room.start(&mut sink).map_err(|e| e.to_string())?;
         room.seat_players(
             &crate::default_players(self.seats.len()),

@@ -99,6 +99,8 @@ pub struct Room {
     pub view: Viewer,
     /// Every event since the last [`Room::take_events`], when kept.
     kept_events: Option<Vec<digipology_kernel::Event>>,
+    /// Whether events are written out as lines (off: [`Room::no_event_lines`]).
+    event_lines: bool,
     /// The match layer, when the room runs a match (docs/match.md).
     pub(crate) matchup: Option<Box<crate::matches::MatchLayer>>,
     /// Where each processed action's observation goes, and whose
@@ -135,11 +137,19 @@ impl Room {
             flush_each: true,
             view: Viewer::Referee,
             kept_events: None,
+            event_lines: true,
             matchup: None,
             observations: None,
             gate_exhausted: None,
             origin: crate::matches::Origin::Input,
         }
+    }
+
+    /// Writes no event lines from now on (the writer given to each call
+    /// gets nothing): for a host that reads the events it keeps
+    /// ([`Room::keep_events`]) and nothing else, like `simulate`.
+    pub fn no_event_lines(&mut self) {
+        self.event_lines = false;
     }
 
     /// Starts over from `state` (a table built from the same game, not
@@ -417,6 +427,11 @@ impl Room {
         let mut buf = std::mem::take(&mut self.line_buf);
         let referee = self.view == Viewer::Referee;
         for e in &out.events {
+            if !self.event_lines && self.history.is_none() {
+                // Nobody reads the lines: only the timers are followed.
+                self.track_timer(&e.kind);
+                continue;
+            }
             buf.clear();
             e.write_json_line(&mut buf);
             if self.history.is_some() {
