@@ -653,15 +653,7 @@ impl Room {
             let Some(c) = list.get(i) else {
                 continue;
             };
-            let phase = self
-                .matchup
-                .as_deref()
-                .and_then(|m| m.book.phase.as_deref());
-            let allowed = self
-                .matchup
-                .as_deref()
-                .is_some_and(|m| m.config.phase_allows(phase, c.action_type()));
-            if !allowed {
+            if !self.phase_tool(c.action_type()) {
                 continue;
             }
             let mut action = c.action(&player);
@@ -704,16 +696,19 @@ impl Room {
         Some((player, list))
     }
 
+    /// Whether an action of type `ty` is one of the current phase's tools
+    /// (any is, without a match).
+    fn phase_tool(&self, ty: &str) -> bool {
+        self.matchup
+            .as_deref()
+            .is_none_or(|m| m.config.phase_allows(m.book.phase.as_deref(), ty))
+    }
+
     /// Whether the seat's player may send this action now: the phase's
     /// tools allow it and a dry run would commit it.
     fn accepts(&mut self, player: &digipology_kernel::Id, candidate: &Candidate) -> bool {
-        if let Some(m) = self.matchup.as_deref() {
-            if !m
-                .config
-                .phase_allows(m.book.phase.as_deref(), candidate.action_type())
-            {
-                return false;
-            }
+        if !self.phase_tool(candidate.action_type()) {
+            return false;
         }
         let action = candidate.action(player);
         let (kernel, host) = self.parts();
