@@ -88,7 +88,8 @@ struct SimulateArgs {
     /// `win-rate:SEAT:LO:HI`. Exit code 1 when one fails.
     #[arg(long = "assert", value_name = "EXPECTATION")]
     asserts: Vec<String>,
-    /// Inputs after which a match counts as never ending.
+    /// Bot moves and clock jumps after which a match counts as never
+    /// ending (`unfinished`).
     #[arg(long, default_value_t = 10_000)]
     max_actions: u64,
     /// Virtual milliseconds a bot takes to act.

@@ -725,6 +725,25 @@ fn record_failed(
     Ok(records)
 }
 
+/// Removes the records an earlier run left in `dir/records` (the
+/// `seed-N.jsonl` files simulate writes, nothing else), so the folder
+/// names only this run's failed matches.
+fn forget_records(dir: &Path) -> Result<(), String> {
+    let records = dir.join("records");
+    let Ok(entries) = std::fs::read_dir(&records) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("seed-") && name.ends_with(".jsonl") {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// An expectation (`--assert`).
 enum Expect {
     NoScriptErrors,
@@ -746,11 +765,13 @@ fn parse_asserts(asserts: &[String], seats: &[String]) -> Result<Vec<Expect>, St
                         seats.join(", ")
                     ));
                 }
-                Ok(Expect::WinRate(
-                    (*seat).to_owned(),
-                    parse_rate(lo, a)?,
-                    parse_rate(hi, a)?,
-                ))
+                let (lo, hi) = (parse_rate(lo, a)?, parse_rate(hi, a)?);
+                if lo > hi {
+                    return Err(format!(
+                        "--assert {a}: the band is empty ({lo} is above {hi})"
+                    ));
+                }
+                Ok(Expect::WinRate((*seat).to_owned(), lo, hi))
             }
             _ => Err(format!(
                 "--assert {a:?}: use no-script-errors, all-finish or win-rate:SEAT:LO:HI"
@@ -814,6 +835,7 @@ fn bots_of(spec: &str, seats: &[String]) -> Result<BTreeMap<String, Bot>, String
         out.values_mut().for_each(|b| *b = bot);
         return Ok(out);
     }
+    let mut named = std::collections::BTreeSet::new();
     for part in spec.split(',') {
         let (seat, kind) = part
             .split_once('=')
@@ -823,6 +845,9 @@ fn bots_of(spec: &str, seats: &[String]) -> Result<BTreeMap<String, Bot>, String
                 "--bots: the game has no seat {seat:?} (seats: {})",
                 seats.join(", ")
             ));
+        }
+        if !named.insert(seat) {
+            return Err(format!("--bots {spec:?}: seat {seat:?} is named twice"));
         }
         out.insert(seat.to_owned(), Bot::parse(kind)?);
     }
@@ -867,7 +892,11 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
     // Everything a run could stumble on after playing is checked first.
     let expects = parse_asserts(&opts.asserts, &plan.seats).map_err(fail)?;
     if let Some(dir) = &opts.out {
+        if dir.exists() && !dir.is_dir() {
+            return Err(fail(format!("--out {}: not a folder", dir.display())));
+        }
         std::fs::create_dir_all(dir).map_err(|e| fail(format!("--out {}: {e}", dir.display())))?;
+        forget_records(dir).map_err(fail)?;
     }
     let outcomes = play_all(&plan, opts.seed, opts.matches, jobs).map_err(fail)?;
     let records = match &opts.out {

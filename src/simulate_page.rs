@@ -47,7 +47,7 @@ pub fn page(report: &Value) -> String {
     );
     let _ = write!(
         out,
-        "<h1>{game}: {} matches</h1><p class=\"muted\">seed {} · bots {} · at most {} inputs a match · bots take {} ms · ended: {}</p>",
+        "<h1>{game}: {} matches</h1><p class=\"muted\">seed {} · bots {} · at most {} bot moves and clock jumps a match · bots take {} ms · ended: {}</p>",
         report["matches"],
         report["seed"],
         esc(&report["bots"].to_string()),
@@ -119,7 +119,7 @@ fn seats(out: &mut String, seats: &Value) {
 fn lengths(out: &mut String, length: &Value) {
     out.push_str("<section><h2>How long</h2>");
     for (key, what) in [
-        ("actions", "inputs per match"),
+        ("actions", "bot moves and clock jumps per match"),
         ("virtualMs", "virtual time per match (ms)"),
     ] {
         histogram(out, &length[key], what);
@@ -243,14 +243,15 @@ fn faults(out: &mut String, report: &Value) {
     out.push_str("</table></section>");
 }
 
-/// Clock expiries by kind and seat.
+/// The match's host events (clocks that ran out, phases that ended,
+/// retries used up) by kind and seat.
 fn expiries(out: &mut String, expiries: &Value) {
-    out.push_str("<section><h2>Clocks that ran out</h2>");
+    out.push_str("<section><h2>Clocks, phases and retries</h2>");
     let Some(kinds) = expiries.as_object().filter(|k| !k.is_empty()) else {
         out.push_str("<p class=\"muted\">none</p></section>");
         return;
     };
-    out.push_str("<table><tr><th>expiry</th><th>seat</th><th class=\"num\">times</th></tr>");
+    out.push_str("<table><tr><th>event</th><th>seat</th><th class=\"num\">times</th></tr>");
     for (kind, seats) in kinds {
         for (seat, n) in seats.as_object().into_iter().flatten() {
             let _ = write!(
@@ -266,7 +267,7 @@ fn expiries(out: &mut String, expiries: &Value) {
 
 /// The longest matches and the failed ones, with their records.
 fn matches(out: &mut String, report: &Value) {
-    out.push_str("<section><h2>Longest matches</h2><table><tr><th class=\"num\">seed</th><th class=\"num\">inputs</th><th class=\"num\">virtual ms</th><th>ended</th></tr>");
+    out.push_str("<section><h2>Longest matches</h2><table><tr><th class=\"num\">seed</th><th class=\"num\">moves and jumps</th><th class=\"num\">virtual ms</th><th>ended</th></tr>");
     for m in report["longest"].as_array().into_iter().flatten() {
         let _ = write!(
             out,

@@ -408,7 +408,15 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
                 "--out",
                 file.to_str().expect("path"),
             ],
-            "--out",
+            "not a folder",
+        ),
+        (
+            vec!["examples/tic-tac-toe", "--bots", "x=game,x=safe"],
+            "named twice",
+        ),
+        (
+            vec!["examples/tic-tac-toe", "--assert", "win-rate:x:0.9:0.1"],
+            "band is empty",
         ),
         (
             vec!["examples/tic-tac-toe", "--assert", "win-rate:z:0:1"],
@@ -501,4 +509,43 @@ fn a_script_keeping_state_between_matches_is_reported() {
             .is_some_and(|m| m.contains("keeps state between matches outside storage"))),
         "{faults:?}"
     );
+}
+
+/// docs/simulate.md, Failed matches: `--out` names only this run's failed
+/// matches — records an earlier run left there are removed first.
+#[test]
+fn a_rerun_into_the_same_folder_keeps_no_old_records() {
+    let out = scratch("simulate-rerun");
+    let path = out.to_str().expect("path");
+    let failing = [
+        "examples/tic-tac-toe",
+        "--matches",
+        "4",
+        "--max-actions",
+        "3",
+        "--out",
+        path,
+    ];
+    let (code, _, stderr) = simulate(&failing);
+    assert_eq!(code, 0, "{stderr}");
+    let records = || -> Vec<String> {
+        std::fs::read_dir(out.join("records"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        records().len(),
+        4,
+        "every match stopped unfinished: {:?}",
+        records()
+    );
+    std::fs::write(out.join("records/notes.txt"), "mine").expect("a file of the user's");
+    let (code, _, stderr) = simulate(&["examples/tic-tac-toe", "--matches", "4", "--out", path]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report(&out)["failedCount"], 0);
+    assert_eq!(records(), vec!["notes.txt".to_owned()]);
 }
