@@ -65,7 +65,7 @@ struct SimulateArgs {
     /// The game folder.
     game: PathBuf,
     /// How many matches.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     matches: u64,
     /// Bots: `random`, `safe`, `fuzz`, `idle` or `game` for every seat,
     /// or `SEAT=KIND,…`.

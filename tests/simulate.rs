@@ -427,6 +427,7 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
             vec!["examples/tic-tac-toe", "--matches", "2000000"],
             "matches",
         ),
+        (vec!["examples/tic-tac-toe", "--matches", "0"], "matches"),
     ] {
         let (code, _, stderr) = simulate(&args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
