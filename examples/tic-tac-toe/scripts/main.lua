@@ -43,12 +43,6 @@ function can_drop(player, piece, transform)
   return false, "drop it on an empty cell"
 end
 
--- The mark ("x", "o" or nil) in cell n.
-local function mark(n)
-  local board = storage.board
-  return board and board[CELLS[n].id]
-end
-
 -- The lines through each cell (a constant, like LINES).
 local LINES_AT = {}
 for _, line in ipairs(LINES) do
@@ -114,36 +108,42 @@ end
 -- a cell that wins, else one that blocks the other seat, else the centre,
 -- else a free cell chosen by `roll`. One action at a time: pick a piece
 -- up, then put it down on that cell. Read-only, like every match function.
-local function free_cells()
-  local free = {}
-  for n = 1, 9 do
-    if not mark(n) then free[#free + 1] = n end
+
+-- The board as a plain table, cell n -> "x", "o" or nil: read from storage
+-- once, since the bot looks at every cell many times.
+local function marks()
+  local board, out = storage.board, {}
+  if board then
+    for n = 1, 9 do out[n] = board[CELLS[n].id] end
   end
-  return free
+  return out
 end
 
--- Whether cell n completes a line of two of `m`'s marks.
-local function completes(n, m)
-  for _, line in ipairs(LINES) do
-    local has_n, marks = false, 0
+-- Whether cell n completes a line of two of `m`'s marks on board `b`.
+local function completes(b, n, m)
+  for _, line in ipairs(LINES_AT[n]) do
+    local count = 0
     for _, c in ipairs(line) do
-      if c == n then has_n = true elseif mark(c) == m then marks = marks + 1 end
+      if c ~= n and b[c] == m then count = count + 1 end
     end
-    if has_n and marks == 2 then return true end
+    if count == 2 then return true end
   end
   return false
 end
 
 local function target_cell(seat, roll)
-  local free = free_cells()
+  local b, free = marks(), {}
+  for n = 1, 9 do
+    if not b[n] then free[#free + 1] = n end
+  end
   if #free == 0 then return nil end
   local other = seat == "x" and "o" or "x"
   for _, m in ipairs({ seat, other }) do
     for _, n in ipairs(free) do
-      if completes(n, m) then return n end
+      if completes(b, n, m) then return n end
     end
   end
-  if not mark(5) then return 5 end
+  if not b[5] then return 5 end
   return free[roll % #free + 1]
 end
 
