@@ -425,8 +425,8 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
                     return;
                 }
                 let played = play_run(plan, seed, first..matches.min(first + run));
-                let n = done.fetch_add(u64::try_from(played.len()).unwrap_or(0), Ordering::Relaxed)
-                    + u64::try_from(played.len()).unwrap_or(0);
+                let k = u64::try_from(played.len()).unwrap_or(0);
+                let n = done.fetch_add(k, Ordering::Relaxed) + k;
                 if let Ok(mut r) = results.lock() {
                     r.extend(played);
                 }
@@ -450,7 +450,8 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
         .collect()
 }
 
-/// What a match's last state looked like to the leak check.
+/// The fault a match gets when it ends differently played alone (the
+/// leak check in [`play_run`]).
 const STALE: &str = "this match ended differently when played alone in a new room than after the matches before it in the same room: the game keeps state between matches outside storage (a table or a captured local its scripts change; docs/lua-api.md asks scripts to treat those as constants)";
 
 /// Plays matches `range` in one room, reset between them. The last match
