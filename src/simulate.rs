@@ -101,6 +101,8 @@ struct Outcome {
     script_errors: BTreeMap<String, (u64, String)>,
     /// (expiry kind, seat) → count.
     expiries: BTreeMap<(String, String), u64>,
+    /// Seat → safe defaults the room played for it.
+    safe_defaults: BTreeMap<String, u64>,
     /// A match function's failure (the room's words) → count.
     faults: BTreeMap<String, u64>,
 }
@@ -335,6 +337,9 @@ impl Plan<'_> {
 
 /// Counts the events and match-function faults since the last call.
 fn tally(room: &mut Room, out: &mut Outcome) {
+    for seat in room.take_safe_defaults() {
+        *out.safe_defaults.entry(seat).or_default() += 1;
+    }
     for f in room.take_faults() {
         let key: String = f.chars().take(300).collect();
         *out.faults.entry(key).or_default() += 1;
@@ -679,11 +684,30 @@ fn report(
         "scriptErrors": script_errors,
         "gameFaults": game_faults,
         "expiries": expiries,
+        "safeDefaults": safe_defaults(outcomes),
         "longest": longest,
         "failed": failed,
         "failedCount": outcomes.iter().filter(|o| o.failed()).count(),
         "failedSeeds": outcomes.iter().filter(|o| o.failed()).map(|o| o.seed).take(FAILED_SEEDS).collect::<Vec<_>>(),
     })
+}
+
+/// Per seat, the safe defaults the room played for it: how many, and in
+/// how many matches.
+fn safe_defaults(outcomes: &[Outcome]) -> Value {
+    let mut seats: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for o in outcomes {
+        for (seat, n) in &o.safe_defaults {
+            let s = seats.entry(seat).or_default();
+            s.0 += n;
+            s.1 += 1;
+        }
+    }
+    seats
+        .into_iter()
+        .map(|(seat, (n, k))| (seat.to_owned(), json!({"times": n, "matches": k})))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// Distinct match-function failures listed in the report.

@@ -60,6 +60,7 @@ pub fn page(report: &Value) -> String {
     rejections(&mut out, &report["rejections"]);
     errors(&mut out, report);
     expiries(&mut out, &report["expiries"]);
+    safe_defaults(&mut out, &report["safeDefaults"]);
     matches(&mut out, report);
     out.push_str("</main></body></html>\n");
     out
@@ -261,6 +262,28 @@ fn expiries(out: &mut String, expiries: &Value) {
                 esc(seat)
             );
         }
+    }
+    out.push_str("</table></section>");
+}
+
+/// The safe defaults the room played for each seat.
+fn safe_defaults(out: &mut String, seats: &Value) {
+    out.push_str("<section><h2>Safe defaults the room played</h2>");
+    let Some(seats) = seats.as_object().filter(|s| !s.is_empty()) else {
+        out.push_str("<p class=\"muted\">none</p></section>");
+        return;
+    };
+    out.push_str(
+        "<table><tr><th>seat</th><th class=\"num\">times</th><th class=\"num\">matches</th></tr>",
+    );
+    for (seat, s) in seats {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            esc(seat),
+            s["times"],
+            s["matches"]
+        );
     }
     out.push_str("</table></section>");
 }

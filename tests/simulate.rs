@@ -550,3 +550,36 @@ fn a_rerun_into_the_same_folder_keeps_no_old_records() {
     assert_eq!(report(&out)["failedCount"], 0);
     assert_eq!(records(), vec!["notes.txt".to_owned()]);
 }
+
+/// docs/simulate.md, The report: an idle seat's decisions run out
+/// (`expiries`) and the room plays its safe default each time
+/// (`safeDefaults`, per seat: how many, in how many matches).
+#[test]
+fn an_idle_seats_expiries_and_safe_defaults_are_counted() {
+    let out = scratch("simulate-idle");
+    let (code, _, stderr) = simulate(&[
+        "examples/rock-paper-scissors",
+        "--matches",
+        "40",
+        "--bots",
+        "b=idle",
+        "--out",
+        out.to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = report(&out);
+    assert_eq!(r["statuses"]["match_over"], 40, "{}", r["statuses"]);
+    let expired = r["expiries"]["decision_expired"]["b"]
+        .as_u64()
+        .expect("b's decisions ran out");
+    assert!(expired >= 40, "{}", r["expiries"]);
+    assert_eq!(
+        r["safeDefaults"]["b"]["times"], expired,
+        "{}",
+        r["safeDefaults"]
+    );
+    assert_eq!(r["safeDefaults"]["b"]["matches"], 40);
+    assert!(r["safeDefaults"].get("a").is_none(), "a plays for itself");
+    let page = std::fs::read_to_string(out.join("report.html")).expect("page");
+    assert!(page.contains("Safe defaults the room played"));
+}

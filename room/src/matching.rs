@@ -455,6 +455,7 @@ impl Room {
             return Ok(());
         };
         a["at"] = json!(at);
+        self.note_safe_default(seat);
         self.submit_safe_json(a, events)
     }
 

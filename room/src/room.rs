@@ -93,6 +93,10 @@ pub struct Room {
     /// The game's match functions that failed or answered wrongly since
     /// the last [`Room::take_faults`] (also noticed).
     faults: Vec<String>,
+    /// The seats the room played a safe default for since the last
+    /// [`Room::take_safe_defaults`] (a decision or phase that ran out,
+    /// retries used up).
+    safe_defaults: Vec<String>,
     /// Whose view the events are written in (docs/observations.md): the
     /// referee's (everything) unless set. History and records keep the
     /// referee's.
@@ -133,6 +137,7 @@ impl Room {
             notice_hook: None,
             notices: Vec::new(),
             faults: Vec::new(),
+            safe_defaults: Vec::new(),
             line_buf: String::new(),
             flush_each: true,
             view: Viewer::Referee,
@@ -179,6 +184,7 @@ impl Room {
         self.notice_hook = None;
         self.notices.clear();
         self.faults.clear();
+        self.safe_defaults.clear();
         if let Some(k) = &mut self.kept_events {
             k.clear();
         }
@@ -322,6 +328,20 @@ impl Room {
     /// room went on without their answer (at most 10,000 are kept).
     pub fn take_faults(&mut self) -> Vec<String> {
         std::mem::take(&mut self.faults)
+    }
+
+    /// The seats the room played a safe default for on its own since the
+    /// last call, one entry per default (docs/match.md, Safe defaults).
+    pub fn take_safe_defaults(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.safe_defaults)
+    }
+
+    /// Notes a safe default the room plays for `seat` (at most 10,000
+    /// waiting to be taken).
+    pub(crate) fn note_safe_default(&mut self, seat: &str) {
+        if self.safe_defaults.len() < 10_000 {
+            self.safe_defaults.push(seat.to_owned());
+        }
     }
 
     /// A notice that is a match function's fault.
