@@ -80,14 +80,6 @@ impl Kernel {
         }
     }
 
-    /// Starts over from `state`, keeping the limits (a room reused for
-    /// another match). Digests are no longer tracked.
-    pub fn replace_state(&mut self, state: State) {
-        self.state = state;
-        self.digests = None;
-        self.touched.clear();
-    }
-
     /// Replaces the cascade limits.
     pub fn with_limits(mut self, limits: Limits) -> Kernel {
         self.limits = limits;

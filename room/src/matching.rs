@@ -613,11 +613,13 @@ impl Room {
     /// it commits ([`Kernel::process_if_accepted`]), so a refused one
     /// leaves nothing behind in the state. (The played action's callbacks
     /// run once, not after a dry run of them: only Lua values outside the
-    /// state, which scripts treat as constants, could tell.) Whether one was played (when none was,
-    /// the clock stays where it was). `None` when this room cannot try
-    /// actions that way — something is due before `at` (which would
-    /// change the table first), the game lists its own legal actions, or
-    /// every action has a charge: ask [`Room::first_legal`] then.
+    /// state, which scripts treat as constants, could tell.)
+    ///
+    /// Whether one was played (when none was, the clock stays where it
+    /// was). `None` when this room cannot try actions that way — something
+    /// is due before `at` (which would change the table first), the game
+    /// lists its own legal actions, or every action has a charge: ask
+    /// [`Room::first_legal`] then.
     ///
     /// # Errors
     /// Writing events failed.

@@ -120,9 +120,13 @@ pub struct Room {
 impl Room {
     /// A room over a starting state, with scripts when there are any.
     pub fn new(state: State, scripts: Option<LuaHost>) -> Room {
+        Room::with_scripts(state, scripts.map(Box::new))
+    }
+
+    fn with_scripts(state: State, scripts: Option<Box<LuaHost>>) -> Room {
         Room {
             kernel: Kernel::new(state),
-            scripts: scripts.map(Box::new),
+            scripts,
             no_scripts: NoScripts,
             clock: 0,
             due: BTreeSet::new(),
@@ -160,39 +164,34 @@ impl Room {
     /// Starts over from `state` (a table built from the same game, not
     /// started yet) with the same scripts and match config: what
     /// `simulate` does between matches instead of building a new room.
-    /// The scripts' own Lua values (tables and captured locals, which the
-    /// docs ask scripts to treat as constants) are kept as they are.
-    /// Records, observations and the notice hook are dropped.
+    /// The room is a new one around the same scripts, keeping how it was
+    /// set up to run (autofire, catch-up bound, whose view, which events
+    /// it keeps and writes); records, observations and the notice hook
+    /// are dropped. The scripts' own Lua values (tables and captured
+    /// locals, which the docs ask scripts to treat as constants) are kept
+    /// as they are.
     ///
     /// # Errors
-    /// The match config no longer fits the table.
+    /// The scripts could not forget the last match, or the match config
+    /// no longer fits the table.
     pub fn reset(&mut self, state: State) -> Result<(), String> {
-        self.kernel.replace_state(state);
-        if let Some(h) = &self.scripts {
+        let scripts = self.scripts.take();
+        if let Some(h) = &scripts {
             h.forget_match()
                 .map_err(|e| format!("cannot reset the scripts: {e}"))?;
         }
-        self.clock = 0;
-        self.due.clear();
-        self.due_of.clear();
-        self.record = None;
-        if let Some(h) = &mut self.history {
-            h.clear();
-        }
-        self.processed = 0;
-        self.rejected = 0;
-        self.notice_hook = None;
-        self.notices.clear();
-        self.faults.clear();
-        self.safe_defaults.clear();
-        if let Some(k) = &mut self.kept_events {
-            k.clear();
-        }
-        self.observations = None;
-        self.gate_exhausted = None;
-        self.origin = crate::matches::Origin::Input;
-        match self.matchup.take() {
-            Some(m) => self.set_match(m.config),
+        let mut fresh = Room::with_scripts(state, scripts);
+        fresh.autofire = self.autofire;
+        fresh.fires_max = self.fires_max;
+        fresh.flush_each = self.flush_each;
+        fresh.view = self.view.clone();
+        fresh.event_lines = self.event_lines;
+        fresh.history = self.history.as_ref().map(|_| Vec::new());
+        fresh.kept_events = self.kept_events.as_ref().map(|_| Vec::new());
+        let config = self.matchup.take().map(|m| m.config);
+        *self = fresh;
+        match config {
+            Some(c) => self.set_match(c),
             None => Ok(()),
         }
     }

@@ -15,12 +15,12 @@ local FORBIDDEN = {
 -- guard, act, handle, callback, query, match_stepper, selftest.
 local P = {}
 
--- A fresh environment for one binding. `spec` = {script, binding, file,
--- entity_id, entity_key, require}.
 -- What each binding's `require` had loaded when its script finished
 -- loading: a room starting another match puts it back (P.forget).
 local REQUIRE_RESETS = {}
 
+-- A fresh environment for one binding. `spec` = {script, binding, file,
+-- entity_id, entity_key, require}.
 function P.new_env(spec)
   local script_id = spec.script
   local env, defs = {}, {}
