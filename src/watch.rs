@@ -482,7 +482,7 @@ fn vanished_callbacks(room: &Room) -> Vec<String> {
             out.push(format!("timer {id}: its callback '{cb}' (script {script}) no longer exists; its fire will be a script error"));
         }
     }
-    if let Some(Canon::Object(runtime)) = state.storage.get("@runtime") {
+    if let Some(Canon::Object(runtime)) = state.storage().get("@runtime") {
         if let Some(Canon::Object(prompts)) = runtime.get("prompts") {
             for (id, rec) in prompts {
                 let open = state.prompts.get(id.as_str()).is_some_and(|p| p.is_open());

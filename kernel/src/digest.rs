@@ -215,7 +215,7 @@ fn keyed_leaf(state: &State, section: Section, key: &str, buf: &mut String) -> O
         Section::Seats => seat_value(state.seats.get(key)?).write_canonical(buf),
         Section::Settings => state.settings.get(key)?.write_canonical(buf),
         Section::Stacks => stack_value(state.stacks.get(key)?).write_canonical(buf),
-        Section::Storage => state.storage.get(key)?.write_canonical(buf),
+        Section::Storage => state.storage().get(key)?.write_canonical(buf),
         Section::Timers => state.timers.get(key)?.to_value().write_canonical(buf),
         Section::Entities | Section::KernelVersion | Section::Rng | Section::Match => return None,
     }

@@ -101,7 +101,10 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
         Timer::from_value,
     )?;
     match Value::from_json(&top["storage"]) {
-        Ok(Value::Object(s)) => state.storage = s,
+        Ok(Value::Object(s)) => {
+            state.storage = s;
+            state.storage_stamp = crate::state::fresh_storage_stamp();
+        }
         _ => return err("state.storage", "must be an object of canonical values"),
     }
     state.rng = rng(&top["rng"])?;

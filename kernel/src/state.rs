@@ -9,6 +9,7 @@
 //! goes in id order; the index is only ever used for lookups.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
@@ -61,8 +62,15 @@ pub struct State {
     pub prompts: BTreeMap<Id, Prompt>,
     /// Timers by id.
     pub timers: BTreeMap<Id, Timer>,
-    /// Per-script canonical storage, by script id.
-    pub storage: BTreeMap<String, Value>,
+    /// Per-script canonical storage, by script id (read with
+    /// [`State::storage`]; changed only by transactions and restores, each
+    /// of which stamps it anew).
+    pub(crate) storage: BTreeMap<String, Value>,
+    /// Names the contents of `storage` (not canonical): a fresh number from
+    /// [`fresh_storage_stamp`] whenever they change, kept by a clone. Two
+    /// states with the same stamp hold the same storage, so a script host
+    /// may keep what it read until the stamp changes.
+    pub(crate) storage_stamp: u64,
     /// The canonical RNG.
     pub rng: Rng,
     /// The match's bookkeeping (docs/match.md): phase, clocks, balances,
@@ -85,6 +93,13 @@ pub struct State {
     /// How the entities the last action destroyed could be seen just
     /// before (their events still name them). Not canonical.
     pub(crate) gone: Vec<(Id, crate::entity::Exposure)>,
+}
+
+/// A storage stamp never handed out before in this process (the first is 1:
+/// a host may start from 0, which names no storage).
+pub(crate) fn fresh_storage_stamp() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The alias secret of a room seeded with `seed`: as secret as the seed
@@ -118,6 +133,7 @@ impl State {
             prompts: BTreeMap::new(),
             timers: BTreeMap::new(),
             storage: BTreeMap::new(),
+            storage_stamp: fresh_storage_stamp(),
             rng: Rng::from_seed(seed),
             match_book: None,
             spatial: Spatial::default(),
@@ -127,6 +143,18 @@ impl State {
             alias_key: alias_key(seed),
             gone: Vec::new(),
         }
+    }
+
+    /// Per-script canonical storage, by script id.
+    pub fn storage(&self) -> &BTreeMap<String, Value> {
+        &self.storage
+    }
+
+    /// What names the storage's contents now: it changes whenever they do
+    /// (and a clone keeps it), so a host that remembers what it read with
+    /// one stamp may reuse it while the stamp is the same.
+    pub fn storage_stamp(&self) -> u64 {
+        self.storage_stamp
     }
 
     /// The same starting state under another seed: its random numbers

@@ -649,10 +649,11 @@ impl<'s> Txn<'s> {
     /// change, however many there are.
     pub fn storage_root_mut(&mut self, script_id: &str) -> &mut Value {
         if !self.storage_saved.iter().any(|s| s == script_id) {
-            let prev = self.state.storage.get(script_id).cloned();
+            let prev = self.state.storage().get(script_id).cloned();
             self.undo.push(Undo::Storage(script_id.to_owned(), prev));
             self.storage_saved.push(script_id.to_owned());
         }
+        self.state.storage_stamp = crate::state::fresh_storage_stamp();
         self.state
             .storage
             .entry(script_id.to_owned())
@@ -661,6 +662,7 @@ impl<'s> Txn<'s> {
 
     /// Sets (or with `None`, removes) a script's canonical storage value.
     pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {
+        self.state.storage_stamp = crate::state::fresh_storage_stamp();
         let prev = match value {
             Some(v) => self.state.storage.insert(script_id.to_owned(), v),
             None => self.state.storage.remove(script_id),

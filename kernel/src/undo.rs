@@ -92,7 +92,10 @@ impl Undo {
             Undo::Timer(id, prev) => restore(&mut st.timers, id, prev),
             Undo::Player(id, prev) => restore(&mut st.players, id, prev),
             Undo::Seat(id, prev) => restore(&mut st.seats, id, prev),
-            Undo::Storage(k, prev) => restore(&mut st.storage, k, prev),
+            Undo::Storage(k, prev) => {
+                st.storage_stamp = crate::state::fresh_storage_stamp();
+                restore(&mut st.storage, k, prev);
+            }
             Undo::Settings(s) => st.settings = s,
             Undo::Rng(r) => st.rng = r,
             Undo::Inserted(k) => {

@@ -134,7 +134,7 @@ fn every_section_stays_in_step_with_the_definition() {
     }
     // Every kind of leaf was reported changed at least once.
     let state = k.state();
-    assert!(state.storage.contains_key("main"), "storage was written");
+    assert!(state.storage().contains_key("main"), "storage was written");
     assert!(state.prompts.contains_key("q1"));
     assert!(state.stacks.contains_key("s2"));
 }

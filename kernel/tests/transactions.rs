@@ -259,7 +259,7 @@ fn a_handler_error_rolls_back_rng_storage_and_every_mutation() {
         Some("script_error")
     );
     assert_eq!(k.state_hash(), hash);
-    assert!(k.state().storage.is_empty());
+    assert!(k.state().storage().is_empty());
     // The RNG was rewound: the next roll matches a twin that never failed.
     let roll = |k: &mut Kernel| {
         accept(k, player("p1", "die.roll", json!({"entityId": "d6"})))[0].1["value"].clone()
@@ -284,7 +284,7 @@ fn storage_writes_commit_with_the_transaction() {
         player("p1", "button.press", json!({"entityId": "btn"})),
         &mut host,
     );
-    assert_eq!(k.state().storage.get("main"), Some(&Value::Number(3.0)));
+    assert_eq!(k.state().storage().get("main"), Some(&Value::Number(3.0)));
     assert_ne!(k.state_hash(), before, "storage is part of the state hash");
 }
 

@@ -15,33 +15,9 @@ use mlua::{Function, MultiValue, Value as LuaValue};
 use crate::access::{handle_of, Access};
 use crate::convert::{number, to_lua, to_value_with};
 use crate::errors::truncated;
-use crate::host::{Answer, Binding, HandlerList, LuaHost, Ret};
-
-/// What `current_phase()` answered, against the phase the room had.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PhaseAnswer {
-    /// The same phase.
-    Unchanged,
-    /// Another phase, by name.
-    Named(String),
-    /// No phase (nil, or not a string).
-    None,
-}
-
-/// The game's answers to the match layer's questions after an action
-/// ([`LuaHost::match_step`]); `None` for a function the game does not
-/// define.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MatchAnswers {
-    /// `current_phase()`.
-    pub phase: Option<PhaseAnswer>,
-    /// `is_ready()` is true (when asked).
-    pub ready: Option<bool>,
-    /// `is_terminal()` is true (when asked).
-    pub terminal: Option<bool>,
-    /// `participation(seat)` for each seat, in order.
-    pub participation: Option<Vec<&'static str>>,
-}
+use crate::host::{
+    Answer, Binding, HandlerList, LuaHost, MatchAnswers, PhaseAnswer, Ret, StepMemo,
+};
 
 impl LuaHost {
     /// A guard's player-name and transform arguments as Lua values.
@@ -404,13 +380,24 @@ impl LuaHost {
             .as_ref()
             .is_none_or(|s| s.seats != seats);
         if stale {
+            *self.step_memo.borrow_mut() = None;
             self.build_stepper(seats)?;
+        }
+        let (ready_asked, terminal_asked) = (ready, terminal);
+        if let Some(m) = self.step_memo.borrow().as_ref() {
+            if m.stamp == state.storage_stamp()
+                && m.asked == (ready, terminal)
+                && m.last_phase.as_deref() == last_phase
+            {
+                return Some(m.answers.clone());
+            }
         }
         let built = self.stepper.borrow();
         let step = built.as_ref()?;
         if step.index == usize::MAX {
             return Some(MatchAnswers::default());
         }
+        let natives = self.shared.natives.get();
         self.reset_budget();
         let b = &self.bindings[step.index];
         let last = match last_phase {
@@ -449,12 +436,23 @@ impl LuaHost {
         } else {
             None
         };
-        Some(MatchAnswers {
+        let answers = MatchAnswers {
             phase,
             ready: step.defined[1].then_some(ready),
             terminal: step.defined[2].then_some(terminal),
             participation,
-        })
+        };
+        // Functions that read nothing but storage (no other native, no
+        // print) answer the same while storage is the same: the next step
+        // with the same storage stamp and questions reuses these answers.
+        // (Match functions are pure: docs/match.md.)
+        *self.step_memo.borrow_mut() = (self.shared.natives.get() == natives).then(|| StepMemo {
+            stamp: state.storage_stamp(),
+            asked: (ready_asked, terminal_asked),
+            last_phase: last_phase.map(str::to_owned),
+            answers: answers.clone(),
+        });
+        Some(answers)
     }
 
     /// Builds the match step closure around the game's functions and its

@@ -41,6 +41,42 @@ pub(crate) struct Stepper {
     pub(crate) seats: Vec<String>,
 }
 
+/// What `current_phase()` answered, against the phase the room had.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PhaseAnswer {
+    /// The same phase.
+    Unchanged,
+    /// Another phase, by name.
+    Named(String),
+    /// No phase (nil, or not a string).
+    None,
+}
+
+/// The game's answers to the match layer's questions after an action
+/// ([`LuaHost::match_step`](crate::LuaHost::match_step)); `None` for a function the game does not
+/// define.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MatchAnswers {
+    /// `current_phase()`.
+    pub phase: Option<PhaseAnswer>,
+    /// `is_ready()` is true (when asked).
+    pub ready: Option<bool>,
+    /// `is_terminal()` is true (when asked).
+    pub terminal: Option<bool>,
+    /// `participation(seat)` for each seat, in order.
+    pub participation: Option<Vec<&'static str>>,
+}
+
+/// A match step's answers and what they were answered under: the storage
+/// stamp, the questions asked (is_ready, is_terminal) and the last phase.
+/// Kept only when the game's functions called no native but storage reads.
+pub(crate) struct StepMemo {
+    pub(crate) stamp: u64,
+    pub(crate) asked: (bool, bool),
+    pub(crate) last_phase: Option<String>,
+    pub(crate) answers: MatchAnswers,
+}
+
 /// One loaded binding: its ids, its entity (if any) and the table of the
 /// globals its script defined.
 pub(crate) struct Binding {
@@ -68,8 +104,13 @@ pub struct LuaHost {
     /// The prelude's `forget`: drops what earlier matches left in the
     /// runtime's own Lua caches.
     pub(crate) forget_call: Function,
+    /// The prelude's `forget_storage`: drops what scripts read of storage
+    /// (called when the state's storage stamp is not the one of the reads).
+    pub(crate) forget_storage_call: Function,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
+    /// The last match step's answers, when they can be reused.
+    pub(crate) step_memo: std::cell::RefCell<Option<StepMemo>>,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,
@@ -92,7 +133,7 @@ impl LuaHost {
 
     /// Forgets what earlier matches left outside the state — printed
     /// lines, a pending failure, the runtime's caches (strings, modules
-    /// required during play, storage nodes, guard proxies) — for a room
+    /// required during play, storage nodes and reads, guard proxies) — for a room
     /// that starts another match with the same scripts, so it holds what
     /// a new room would besides the scripts' own tables and locals.
     ///
@@ -103,6 +144,8 @@ impl LuaHost {
         *self.shared.doom.borrow_mut() = None;
         self.shared.storage_values.borrow_mut().clear();
         self.shared.strings.borrow_mut().clear();
+        self.shared.storage_stamp.set(0);
+        *self.step_memo.borrow_mut() = None;
         self.forget_call.call::<()>(())
     }
 
@@ -144,6 +187,20 @@ impl LuaHost {
             seq: self.seq,
             shared: &self.shared,
         };
+        // What scripts read of storage before is kept only while the
+        // storage is what they read (its stamp unchanged since, besides
+        // their own writes, which keep the stamp up to date).
+        let stamp = call.state().storage_stamp();
+        if stamp != self.shared.storage_stamp.get() {
+            if let Err(e) = self.forget_storage_call.call::<()>(()) {
+                return Err((
+                    format!("the runtime could not forget storage reads: {e}"),
+                    None,
+                    ScriptErrorKind::Runtime,
+                ));
+            }
+            self.shared.storage_stamp.set(stamp);
+        }
         let result = self.slot.enter(&mut call, invoke);
         let mut failure = match result {
             // A string error, caught by the entry point: Lua's own text, no

@@ -32,8 +32,7 @@ mod storage;
 mod submit;
 mod vm;
 
-pub use dispatch::{MatchAnswers, PhaseAnswer};
 pub use errors::{line_of, REASON_BYTES_MAX};
-pub use host::LuaHost;
+pub use host::{LuaHost, MatchAnswers, PhaseAnswer};
 pub use spec::{BindingSpec, Limits, LoadError, Modules, ScriptSpec};
 pub use vm::{check_syntax, PRELUDE};

@@ -37,9 +37,29 @@ fn outside() -> mlua::Error {
 
 /// Registers `name` in `table`: a Lua function taking `args` (typed by
 /// mlua), whose body runs with `call` (the running callback's `Call`) and
-/// `lua`.
+/// `lua`. Each call is counted (`Shared::natives`) — except, with the
+/// leading `storage_read`, a read of the script's own storage, which the
+/// storage stamp already accounts for: a callback that made no counted
+/// call read nothing but storage (see `LuaHost::match_step`).
 macro_rules! native {
     ($table:ident, $lua_ctx:ident, $slot:ident, $name:expr,
+     |$lua:ident, $call:ident, $args:tt : $ty:ty| $body:expr) => {{
+        let s = $slot.clone();
+        $table.raw_set(
+            $name,
+            $lua_ctx.create_function(move |$lua, $args: $ty| {
+                s.with_current(|$call| {
+                    $call
+                        .shared
+                        .natives
+                        .set($call.shared.natives.get().wrapping_add(1));
+                    $body
+                })
+                .unwrap_or_else(|| Err(outside()))
+            })?,
+        )?;
+    }};
+    (storage_read $table:ident, $lua_ctx:ident, $slot:ident, $name:expr,
      |$lua:ident, $call:ident, $args:tt : $ty:ty| $body:expr) => {{
         let s = $slot.clone();
         $table.raw_set(
@@ -116,7 +136,7 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
     native!(t, lua, slot, "sequence", |_l, c, (): ()| Ok(c.sequence()));
     native!(t, lua, slot, "action_id", |lua, c, (): ()| c.action_id(lua));
     native!(t, lua, slot, "actor", |lua, c, (): ()| c.actor(lua));
-    native!(t, lua, slot, "storage_get", |lua,
+    native!(storage_read t, lua, slot, "storage_get", |lua,
                                           c,
                                           (script, path): (
         LuaValue,
@@ -124,14 +144,14 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
     )| c
         .storage_get(lua, &script, &path));
     native!(
-        t,
+        storage_read t,
         lua,
         slot,
         "storage_get_key",
         |lua, c, (script, key, parent): (LuaValue, LuaValue, LuaValue)| c
             .storage_get_key(lua, &script, &key, &parent)
     );
-    native!(t, lua, slot, "storage_len", |_l,
+    native!(storage_read t, lua, slot, "storage_len", |_l,
                                           c,
                                           (script, path): (
         LuaValue,
@@ -139,7 +159,7 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
     )| Ok(
         c.storage_len(&script, &path)
     ));
-    native!(t, lua, slot, "storage_keys", |lua,
+    native!(storage_read t, lua, slot, "storage_keys", |lua,
                                            c,
                                            (script, path): (
         LuaValue,

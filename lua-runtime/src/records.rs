@@ -77,7 +77,7 @@ impl StoredCallback {
 
 /// The record `section[id]`, if there is one.
 fn record<'s>(state: &'s State, section: Section, id: &str) -> Option<&'s Value> {
-    let Some(Value::Object(runtime)) = state.storage.get(RUNTIME_STORAGE) else {
+    let Some(Value::Object(runtime)) = state.storage().get(RUNTIME_STORAGE) else {
         return None;
     };
     match runtime.get(section.key()) {
@@ -105,7 +105,7 @@ pub fn forget(ctx: &mut ScriptCtx<'_, '_>, section: Section, id: &str) {
     if record(ctx.state(), section, id).is_none() {
         return;
     }
-    let Some(Value::Object(runtime)) = ctx.state().storage.get(RUNTIME_STORAGE) else {
+    let Some(Value::Object(runtime)) = ctx.state().storage().get(RUNTIME_STORAGE) else {
         return;
     };
     let mut root = runtime.clone();
@@ -166,7 +166,7 @@ impl Call<'_, '_, '_> {
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
-        let mut root = match ctx.state().storage.get(RUNTIME_STORAGE) {
+        let mut root = match ctx.state().storage().get(RUNTIME_STORAGE) {
             Some(Value::Object(o)) => o.clone(),
             _ => BTreeMap::new(),
         };

@@ -30,9 +30,34 @@ pub struct Shared {
     /// Lua strings of ids already passed to scripts: pushing one again
     /// needs no allocation (which mlua would protect with a `pcall`).
     pub(crate) strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
+    /// The state's storage stamp the scripts' storage reads were made
+    /// under (0, which names no storage, before any): see `LuaHost::call`.
+    pub(crate) storage_stamp: Cell<u64>,
+    /// How many natives scripts called that read more than their own
+    /// storage, or did something (counted, wrapping; compared before and
+    /// after a callback).
+    pub(crate) natives: Cell<u64>,
 }
 
 impl Shared {
+    /// What a new VM starts with: `instructions` of budget, nothing else.
+    pub(crate) fn new(instructions: i64) -> Shared {
+        Shared {
+            remaining: Cell::new(instructions),
+            exhausted: Cell::new(false),
+            fail_kind: Cell::new(None),
+            fail_line: Cell::new(None),
+            located: Cell::new(false),
+            doom: RefCell::new(None),
+            storage_values: RefCell::new(Vec::new()),
+            log: RefCell::new(Vec::new()),
+            ids: Cell::new(0),
+            strings: RefCell::new(FxHashMap::default()),
+            storage_stamp: Cell::new(0),
+            natives: Cell::new(0),
+        }
+    }
+
     /// `s` as a Lua string, from the cache of ids (at most 65,536 strings of
     /// at most 64 bytes are kept).
     pub fn string(&self, lua: &Lua, s: &str) -> mlua::Result<mlua::LuaString> {

@@ -15,7 +15,7 @@ impl Call<'_, '_, '_> {
     fn storage_node(&self, script: &LuaValue, path: &LuaValue) -> Option<&Value> {
         let script = text(script)?;
         let path = path_of(path).ok()?;
-        let root = self.state().storage.get(&script)?;
+        let root = self.state().storage().get(&script)?;
         walk(root, &path)
     }
 
@@ -43,7 +43,7 @@ impl Call<'_, '_, '_> {
         let empty = Value::Object(BTreeMap::new());
         let found = self
             .state()
-            .storage
+            .storage()
             .get(&script)
             .and_then(|root| walk(root, &path))
             .unwrap_or(&empty);
@@ -107,7 +107,7 @@ impl Call<'_, '_, '_> {
             LuaValue::String(s) => {
                 let root = std::str::from_utf8(&s.as_bytes())
                     .ok()
-                    .and_then(|s| self.state().storage.get(s));
+                    .and_then(|s| self.state().storage().get(s));
                 match parent {
                     LuaValue::Nil => root.and_then(|r| entry(r, key)),
                     p => root.and_then(|r| entry(r, p)).and_then(|t| entry(t, key)),
@@ -215,6 +215,9 @@ impl Call<'_, '_, '_> {
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
             ctx.set_storage(&script, None);
         }
+        // The script's own write: its caches already forgot what it could
+        // change (api.lua), so what they hold is still true.
+        self.shared.storage_stamp.set(ctx.state().storage_stamp());
         if let Err(m) = result {
             return refusal(lua, &m, "runtime");
         }

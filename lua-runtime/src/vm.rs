@@ -2,7 +2,6 @@
 //! determinism self-test, the memory limit, and loading each binding's
 //! script into its own environment.
 
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use digipology_kernel::{Id, ScriptErrorKind, State};
@@ -50,18 +49,9 @@ impl LuaHost {
         let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
         let lua = Lua::new_with(libs, LuaOptions::default()).map_err(internal)?;
-        let shared = Rc::new(Shared {
-            remaining: Cell::new(i64::try_from(limits.instructions_max).unwrap_or(i64::MAX)),
-            exhausted: Cell::new(false),
-            fail_kind: Cell::new(None),
-            fail_line: Cell::new(None),
-            located: Cell::new(false),
-            doom: RefCell::new(None),
-            storage_values: RefCell::new(Vec::new()),
-            log: RefCell::new(Vec::new()),
-            ids: Cell::new(0),
-            strings: RefCell::new(FxHashMap::default()),
-        });
+        let shared = Rc::new(Shared::new(
+            i64::try_from(limits.instructions_max).unwrap_or(i64::MAX),
+        ));
         let hook_shared = shared.clone();
         lua.set_global_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -107,7 +97,9 @@ impl LuaHost {
             act_call: get("act")?,
             match_stepper: get("match_stepper")?,
             forget_call: get("forget")?,
+            forget_storage_call: get("forget_storage")?,
             stepper: std::cell::RefCell::default(),
+            step_memo: std::cell::RefCell::default(),
             lua,
             shared,
             limits,
@@ -239,6 +231,8 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
     core.set(
         "log",
         lua.create_function(move |_, (script, msg): (String, String)| {
+            // Printing is something a callback did (`Shared::natives`).
+            s.natives.set(s.natives.get().wrapping_add(1));
             let mut log = s.log.borrow_mut();
             if log.len() < 10_000 {
                 let msg: String = msg.chars().take(2000).collect();

@@ -703,3 +703,164 @@ fn get_and_has_on_a_table_posing_as_a_proxy_name_no_entity() {
         }
     }
 }
+
+/// What a script read of `storage` is kept between reads, yet a read
+/// always returns what storage holds: after an action that changed
+/// storage and was rolled back, after a deeper write that may turn a
+/// scalar into a table, after another binding of the same script wrote,
+/// and on another state entirely.
+#[test]
+fn storage_reads_are_never_stale() {
+    let src = r#"
+        function on_button_pressed(event)
+          if self then
+            -- The binding on btn2: it writes what the global one read.
+            storage.k = "second"
+            return
+          end
+          storage.seen = (storage.seen or "") .. tostring(storage.k) .. ","
+          if event.data.entityId == "btn" then
+            storage.n = (storage.n or 0) + 1
+            storage.t = { v = storage.n }
+            -- Both read again right after the write (kept from here on).
+            storage.log = (storage.log or "") .. (storage.n + storage.t.v) .. ","
+            storage.a = { b = { c = 1 } }
+            local node = storage.a.b
+            storage.a.b = 5
+            local before = storage.a.b
+            local wrote = pcall(function() node.c = 2 end)
+            storage.deep = { before = before, wrote = wrote, after = type(storage.a.b) }
+          else
+            -- btn2: the global binding has read k, then the btn2 binding
+            -- writes it; the global one's next read must see that write.
+            storage.n = 100
+            storage.t.v = 100
+            if storage.n + storage.t.v == 200 and storage.fail then error("rolled back") end
+          end
+        end
+        function on_counter_changed(event)
+          storage.fail = true
+        end
+    "#;
+    let (mut k, mut host) = room(&[("main", src, &[("global", None), ("b2", Some("btn2"))])]);
+    start(&mut k, &mut host);
+    let press = |k: &mut Kernel, host: &mut LuaHost, id: &str| {
+        k.process_json(&player("p1", "button.press", json!({"entityId": id})), host)
+    };
+    assert!(press(&mut k, &mut host, "btn").accepted());
+    // btn2 twice: the first commits (no `fail` yet) and shows the global
+    // binding read k before the btn2 binding wrote it; the second, with
+    // `fail` set, is rolled back after reading n = 100.
+    assert!(press(&mut k, &mut host, "btn2").accepted());
+    assert!(press(&mut k, &mut host, "btn").accepted());
+    assert!(k
+        .process_json(
+            &player(
+                "p1",
+                "counter.add",
+                json!({"entityId": "score", "amount": 1})
+            ),
+            &mut host
+        )
+        .accepted());
+    let out = press(&mut k, &mut host, "btn2");
+    assert!(
+        events(&out).iter().any(|(t, _)| t == "script.error"),
+        "{:?}",
+        events(&out)
+    );
+    assert!(press(&mut k, &mut host, "btn").accepted());
+    let st = storage(&k, "main");
+    // n: 1, then 100 (btn2), 101, then 102 after the rolled-back 100.
+    assert_eq!(st["log"], json!("2,202,204,"), "{st}");
+    assert_eq!(st["seen"], json!("nil,nil,second,second,"), "{st}");
+    assert_eq!(st["n"], json!(102));
+    let after = if st["a"]["b"].is_object() {
+        "table"
+    } else {
+        "number"
+    };
+    assert_eq!(
+        st["deep"],
+        json!({"before": 5, "wrote": st["a"]["b"].is_object(), "after": after}),
+        "{st}"
+    );
+    // Another state (a table restored with other storage), same host.
+    let mut doc: Value = serde_json::from_str(&k.state().canonical_json()).expect("state JSON");
+    doc["storage"]["main"]["n"] = json!(7);
+    doc["storage"]["main"]["log"] = json!("");
+    let restored = digipology_kernel::state_from_canonical(k.state(), &doc).expect("restores");
+    let mut k = Kernel::new(restored);
+    assert!(press(&mut k, &mut host, "btn").accepted());
+    assert_eq!(storage(&k, "main")["log"], json!("16,"));
+}
+
+/// The match step reuses its last answers only while they cannot change:
+/// functions that read nothing but storage are asked again once storage
+/// changes; one that reads the table (`game.entity`) or prints is asked
+/// after every action, storage changed or not (docs/match.md).
+#[test]
+fn the_match_step_is_asked_again_whenever_its_answers_could_change() {
+    let (mut k, mut host) = global(
+        r#"
+        function participation(seat)
+          if seat == "north" then return storage.turn == "north" and "acting" or "waiting" end
+          if storage.loud then print("asked") end
+          return game.entity("score").value > 0 and "acting" or "waiting"
+        end
+        function is_terminal() return storage.over == true end
+        function on_button_pressed(event)
+          if event.data.entityId == "btn" then storage.turn = "north" else storage.loud = true end
+        end
+    "#,
+    );
+    start(&mut k, &mut host);
+    let seats = ["north".to_owned(), "south".to_owned()];
+    let step = |k: &Kernel, host: &mut LuaHost| {
+        let a = host
+            .match_step(k.state(), (false, true), None, &seats)
+            .expect("answers");
+        (a.participation.expect("participation"), a.terminal)
+    };
+    let act = |k: &mut Kernel, host: &mut LuaHost, ty: &str, payload: Value| {
+        assert!(k.process_json(&player("p1", ty, payload), host).accepted());
+    };
+    assert_eq!(
+        step(&k, &mut host),
+        (vec!["waiting", "waiting"], Some(false))
+    );
+    assert_eq!(
+        step(&k, &mut host),
+        (vec!["waiting", "waiting"], Some(false))
+    );
+    // The counter changes, storage does not: south reads the table.
+    act(
+        &mut k,
+        &mut host,
+        "counter.add",
+        json!({"entityId": "score", "amount": 1}),
+    );
+    assert_eq!(
+        step(&k, &mut host),
+        (vec!["waiting", "acting"], Some(false))
+    );
+    // Storage changes: north reads it.
+    act(
+        &mut k,
+        &mut host,
+        "button.press",
+        json!({"entityId": "btn"}),
+    );
+    assert_eq!(step(&k, &mut host), (vec!["acting", "acting"], Some(false)));
+    // Printing is asked for every time.
+    act(
+        &mut k,
+        &mut host,
+        "button.press",
+        json!({"entityId": "btn2"}),
+    );
+    let _ = host.take_log();
+    step(&k, &mut host);
+    step(&k, &mut host);
+    assert_eq!(host.take_log().len(), 2, "south prints once per step");
+}

@@ -460,11 +460,58 @@ local GAME = raw_setmetatable({}, {
 local NODE_CHILDREN_MAX = 64
 local STORAGE_ROOTS = {}
 
+-- What each script's storage read before, kept until it may have changed:
+-- reading storage again then costs a table lookup, not a native call. One
+-- cache per script (every binding of a script sees the same storage): a
+-- key's scalar value, ABSENT for a key that holds nothing, IS_TABLE for a
+-- key that holds a table (its node comes from the node that read it);
+-- `root` for the top level, `tops[k]` for the table at top-level key k.
+-- A write forgets what it could change. Anything that changes storage
+-- besides this script's own writes (a rolled-back action, another match,
+-- a restored table) gives the state a new storage stamp, and the host then
+-- forgets every cache before any script runs (P.forget_storage). At most
+-- STORAGE_CACHED_MAX keys are kept per script; past that, reads go to the
+-- state as before.
+local STORAGE_CACHED_MAX = 4096
+local ABSENT, IS_TABLE = {}, {}
+local STORAGE_CACHES = {}
+
+local function storage_cache(script_id)
+  local S = STORAGE_CACHES[script_id]
+  if not S then
+    S = { root = {}, tops = {}, n = 0 }
+    STORAGE_CACHES[script_id] = S
+  end
+  return S
+end
+
+local function forget_storage()
+  for _, S in next, STORAGE_CACHES do
+    S.root, S.tops, S.n = {}, {}, 0
+  end
+end
+
+local function remember(S, c, k, v, is_table)
+  local n = S.n
+  if n < STORAGE_CACHED_MAX then
+    S.n = n + 1
+    if is_table then c[k] = IS_TABLE elseif v == nil then c[k] = ABSENT else c[k] = v end
+  end
+end
+
+local function drop(S, c, k)
+  if c and c[k] ~= nil then
+    c[k] = nil
+    S.n = S.n - 1
+  end
+end
+
 local function storage_node(script_id, path)
   local node = {}
   local root = #path == 0
   -- A table at a top-level key reads its own keys in one native call too.
   local top = #path == 1 and type(path[1]) == "string" and path[1] or nil
+  local S = storage_cache(script_id)
   local children, kept = {}, 0
   if root then
     STORAGE_ROOTS[#STORAGE_ROOTS + 1] = function() children, kept = {}, 0 end
@@ -488,19 +535,36 @@ local function storage_node(script_id, path)
     end
     return c
   end
+  -- A key read through cache `c` (the common reads: a top-level key, or a
+  -- key of a top-level table), from the cache when it has it.
+  local function cached(c, k, parent)
+    local v = c[k]
+    if v ~= nil then
+      if v == ABSENT then return nil end
+      if v == IS_TABLE then return child(k, nil) end
+      return v
+    end
+    local is_table
+    v, is_table = N.storage_get_key(script_id, k, parent)
+    remember(S, c, k, v, is_table)
+    if is_table then return child(k, nil) end
+    return v
+  end
   local mt = {
     __metatable = PROXY,
     __index = function(_, k)
       -- The common read, a top-level key, skips the path table.
       if root and type(k) == "string" then
-        local v, is_table = N.storage_get_key(script_id, k)
-        if is_table then return child(k, nil) end
-        return v
+        return cached(S.root, k, nil)
       end
       if top and (type(k) == "string" or mtype(k) == "integer") then
-        local v, is_table = N.storage_get_key(script_id, k, top)
-        if is_table then return child(k, nil) end
-        return v
+        local tops = S.tops
+        local c = tops[top]
+        if not c then
+          c = {}
+          tops[top] = c
+        end
+        return cached(c, k, top)
       end
       local p = child_path(k)
       local v, is_table = N.storage_get(script_id, p)
@@ -510,10 +574,19 @@ local function storage_node(script_id, path)
     __newindex = function(_, k, v)
       local ok, err, kind
       if root and type(k) == "string" then
+        drop(S, S.root, k)
+        local t = S.tops[k]
+        if t then
+          S.tops[k] = nil
+          for _ in next, t do S.n = S.n - 1 end
+        end
         ok, err, kind = N.storage_set(script_id, k, v)
       elseif top and (type(k) == "string" or mtype(k) == "integer") then
+        drop(S, S.tops[top], k)
         ok, err, kind = N.storage_set(script_id, k, v, top)
       else
+        -- A deeper write may turn a scalar read before into a table.
+        S.root, S.tops, S.n = {}, {}, 0
         ok, err, kind = N.storage_set(script_id, child_path(k), v)
       end
       if not ok then fail(kind or "runtime", err, 2) end

@@ -12,7 +12,8 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, act, handle, callback, query, match_stepper, selftest.
+-- guard, act, handle, callback, query, match_stepper, forget,
+-- forget_storage, selftest.
 local P = {}
 
 -- What each binding's `require` had loaded when its script finished
@@ -280,8 +281,13 @@ end
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
   for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
+  forget_storage()
   guard_players, guard_entities = {}, {}
 end
+
+-- Forgets what `storage` read before (api.lua): the host calls it when the
+-- state's storage stamp is not the one the caches were read under.
+P.forget_storage = forget_storage
 
 -- Checks the deterministic build: string keys must iterate in the order
 -- pinned below in every process.
