@@ -334,6 +334,27 @@ impl Call<'_, '_, '_> {
         Ok((true, self.field(lua, e, what)?))
     }
 
+    /// `placement(key)`: whether the handle names an entity, the kind of
+    /// place it lies in (`world`, `container`, `snap`, `stack`) and the id
+    /// of that container, snap point or stack — as values, for the prelude
+    /// to build the table (strings from the cache: nothing to allocate).
+    pub fn placement(&self, lua: &Lua, key: i64) -> mlua::Result<(bool, LuaValue, LuaValue)> {
+        let Some(e) = self.by_key(key) else {
+            return Ok((false, LuaValue::Nil, LuaValue::Nil));
+        };
+        let (kind, id) = match &e.placement {
+            Placement::World => ("world", None),
+            Placement::Container(i) => ("container", Some(i)),
+            Placement::Snap(i) => ("snap", Some(i)),
+            Placement::Stack(i) => ("stack", Some(i)),
+        };
+        let id = match id {
+            Some(i) => LuaValue::String(self.shared.string(lua, i)?),
+            None => LuaValue::Nil,
+        };
+        Ok((true, LuaValue::String(self.shared.string(lua, kind)?), id))
+    }
+
     /// `has_tag(key, tag)`: whether the handle names an entity, and
     /// whether that entity has `tag` (a string).
     pub fn has_tag(&self, key: i64, tag: &LuaValue) -> (bool, bool) {

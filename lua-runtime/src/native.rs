@@ -105,6 +105,8 @@ fn entity_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
         .component(lua, &k, &id, &name));
     native!(t, lua, slot, "has", |_l, c, (k, id, name): Args3| c
         .has(&k, &id, &name));
+    native!(t, lua, slot, "placement", |lua, c, key: i64| c
+        .placement(lua, key));
     native!(
         t,
         lua,

@@ -146,8 +146,16 @@ function Entity:top()
   end
 end
 
+-- Where an entity lies, `{kind = …, id = …}`: the native answers the two
+-- values (no table to build on the native side).
+local function placement(e, level)
+  local live, kind, id = N_placement(e[0])
+  if not live then gone(e[1], level) end
+  return { kind = kind, id = id }
+end
+
 function Entity:stack()
-  local p = read(self, "placement")
+  local p = placement(self)
   if p.kind == "stack" then return stack_proxy(p.id) end
 end
 
@@ -285,7 +293,7 @@ function Stack:remove_top() submit("stack.remove_top", { stackId = self[1] }) en
 local DIRECT = {
   flipped = CODE.flipped, locked = CODE.locked, value = CODE.value, text = CODE.text,
   transform = CODE.transform, tags = CODE.tags, props = CODE.props,
-  placement = CODE.placement, faces = CODE.faces,
+  faces = CODE.faces,
 }
 
 entity_mt = {
@@ -299,6 +307,7 @@ entity_mt = {
       gone(e[1], 3)
     end
     if k == "id" then return e[1] end
+    if k == "placement" then return placement(e, 4) end
     local m = Entity[k]
     if m then return m end
     local f = FIELDS[k]

@@ -37,8 +37,8 @@ local pack, unpack, sort, concat = table.pack, table.unpack, table.sort, table.c
 local sfind, sformat, sgsub, ssub, sbyte, srep = string.find, string.format, string.gsub, string.sub, string.byte, string.rep
 local floor, mtype = math.floor, math.type
 
-local N_read, N_alive, N_lookup, N_items, N_move_to, N_move_all, N_submit =
-  N.read, N.alive, N.lookup, N.items, N.move_to, N.move_all, N.submit
+local N_read, N_alive, N_lookup, N_items, N_move_to, N_move_all, N_submit, N_placement =
+  N.read, N.alive, N.lookup, N.items, N.move_to, N.move_all, N.submit, N.placement
 
 -- Field name -> the code `N_read` takes (the native side owns the list).
 local CODE = {}
