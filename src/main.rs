@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// The program's allocator: mimalloc. Scripted actions make many small,
+/// short-lived allocations (event tables, proxies, strings, undo records)
+/// and glibc's allocator spent about a seventh of a simulation in them
+/// (docs/performance.md). Nothing the program writes depends on it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use digipology_kernel::Viewer;
 
 mod check;
