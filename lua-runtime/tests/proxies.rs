@@ -864,3 +864,29 @@ fn the_match_step_is_asked_again_whenever_its_answers_could_change() {
     step(&k, &mut host);
     assert_eq!(host.take_log().len(), 2, "south prints once per step");
 }
+
+/// A storage key that is neither a string nor an integer is refused at
+/// the creator's line, read or written, at the top level or deeper —
+/// however `storage` keeps what it read before.
+#[test]
+fn a_storage_key_of_another_type_is_refused_at_the_creators_line() {
+    for (access, what) in [
+        ("local x = storage[true]", "boolean"),
+        ("local x = storage.t[1.5]", "number"),
+        ("local x = storage.t.u[{}]", "table"),
+        ("storage.t[true] = 1", "boolean"),
+        ("storage.t.u[2.5] = 1", "number"),
+    ] {
+        let src = format!(
+            "function on_button_pressed(event)\n  storage.t = {{ u = {{ 1 }}, v = 2 }}\n  local warm = storage.t.v + storage.t.u[1]\n  {access}\nend\n"
+        );
+        let (_, _, err) = press_fails(&src, "runtime");
+        assert!(
+            err["message"].as_str().unwrap_or("").contains(&format!(
+                "storage keys must be strings or integers, not {what}"
+            )),
+            "{access}: {err}"
+        );
+        assert_eq!(err["line"], json!(4), "{access}: {err}");
+    }
+}

@@ -40,7 +40,7 @@ function P.new_env(spec)
     game = GAME,
     match = MATCH_PROXY,
     random = random,
-    storage = storage_node(script_id, {}),
+    storage = storage_node(script_storage(script_id), {}),
     ui = make_ui(spec),
     timer = make_timer(spec),
     print = function(...)
@@ -280,8 +280,10 @@ end
 -- game treats them as constants.
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
-  for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
-  forget_storage()
+  for _, S in next, STORAGE do
+    S.children, S.kept = {}, 0
+    forget_script(S)
+  end
   guard_players, guard_entities = {}, {}
 end
 
