@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
@@ -49,6 +50,9 @@ pub struct State {
     /// Seats by id; `None` for an empty seat.
     pub seats: BTreeMap<Id, Option<Id>>,
     pub(crate) entities: SlotMap<EntityKey, Entity>,
+    /// The live entities' handles in ascending id order, computed when
+    /// first asked after the set of live entities changed (not canonical).
+    pub(crate) order: OnceLock<Vec<EntityKey>>,
     /// Entities destroyed by the running transaction: out of the index and
     /// the spatial index and invisible to every accessor, but still in
     /// their slots until it commits — so a rollback brings each back under
@@ -128,6 +132,7 @@ impl State {
             players: BTreeMap::new(),
             seats: BTreeMap::new(),
             entities: SlotMap::with_key(),
+            order: OnceLock::new(),
             index: FxHashMap::default(),
             stacks: BTreeMap::new(),
             prompts: BTreeMap::new(),
@@ -200,6 +205,7 @@ impl State {
         let id = entity.id.clone();
         let key = self.entities.insert(entity);
         self.index.insert(id, key);
+        self.order = OnceLock::new();
         if grow {
             // A snap point wider than the grid's cells: rebuild with bigger cells.
             self.spatial = Spatial::build(self.live().map(footprint));
@@ -211,6 +217,7 @@ impl State {
     /// included); its handle becomes invalid.
     pub(crate) fn remove_live(&mut self, key: EntityKey) -> Option<Entity> {
         let e = self.entities.remove(key)?;
+        self.order = OnceLock::new();
         self.index.remove(&e.id);
         self.spatial.remove(footprint(&e));
         Some(e)
@@ -228,6 +235,7 @@ impl State {
         self.index.remove(&e.id);
         self.spatial.remove(footprint(e));
         self.buried.push(key);
+        self.order = OnceLock::new();
         true
     }
 
@@ -237,6 +245,7 @@ impl State {
             return;
         };
         self.buried.swap_remove(at);
+        self.order = OnceLock::new();
         if let Some(e) = self.entities.get(key) {
             self.index.insert(e.id.clone(), key);
             self.spatial.add(footprint(e));
@@ -346,7 +355,14 @@ impl State {
                 None => Ok(()),
             }
         };
-        for e in self.entities_sorted() {
+        // The kept id order is the order of the live entities now.
+        let mut live: Vec<&Entity> = self.live().collect();
+        live.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        let kept: Vec<&Id> = self.entities_sorted().iter().map(|e| &e.id).collect();
+        if kept != live.iter().map(|e| &e.id).collect::<Vec<_>>() {
+            return Err("the kept entity order is not the live entities' id order".into());
+        }
+        for e in live {
             if let Some(c) = &e.components.container {
                 for item in &c.items {
                     claim(item, Placement::Container(e.id.clone()))?;
@@ -455,11 +471,19 @@ impl State {
         listed.chain(others).map(|(s, p)| (s, p.as_ref()))
     }
 
-    /// All entities in ascending id order.
+    /// All entities in ascending id order (the order is sorted once per
+    /// change of the set of live entities).
     pub fn entities_sorted(&self) -> Vec<&Entity> {
-        let mut all: Vec<&Entity> = self.live().collect();
-        all.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        all
+        let order = self.order.get_or_init(|| {
+            let mut keys: Vec<(EntityKey, &Entity)> = self
+                .entities
+                .iter()
+                .filter(|(k, _)| !self.is_buried(*k))
+                .collect();
+            keys.sort_unstable_by(|a, b| a.1.id.cmp(&b.1.id));
+            keys.into_iter().map(|(k, _)| k).collect()
+        });
+        order.iter().filter_map(|k| self.entities.get(*k)).collect()
     }
 
     /// Adds an entity. Used while building a room.
@@ -473,6 +497,7 @@ impl State {
         let id = entity.id.clone();
         let key = self.entities.insert(entity);
         self.index.insert(id, key);
+        self.order = OnceLock::new();
         Ok(key)
     }
 
