@@ -104,9 +104,6 @@ pub struct LuaHost {
     /// The prelude's `forget`: drops what earlier matches left in the
     /// runtime's own Lua caches.
     pub(crate) forget_call: Function,
-    /// The prelude's `forget_storage`: drops what scripts read of storage
-    /// (called when the state's storage stamp is not the one of the reads).
-    pub(crate) forget_storage_call: Function,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     /// The last match step's answers, when they can be reused.
@@ -133,7 +130,7 @@ impl LuaHost {
 
     /// Forgets what earlier matches left outside the state — printed
     /// lines, a pending failure, the runtime's caches (strings, modules
-    /// required during play, storage nodes and reads, guard proxies) — for a room
+    /// required during play, storage nodes, guard proxies) — for a room
     /// that starts another match with the same scripts, so it holds what
     /// a new room would besides the scripts' own tables and locals.
     ///
@@ -144,8 +141,10 @@ impl LuaHost {
         *self.shared.doom.borrow_mut() = None;
         self.shared.storage_values.borrow_mut().clear();
         self.shared.strings.borrow_mut().clear();
-        self.shared.storage_stamp.set(0);
         *self.step_memo.borrow_mut() = None;
+        // The runtime's own work, never short of what the last callback
+        // left of its budget.
+        self.reset_budget();
         self.forget_call.call::<()>(())
     }
 
@@ -187,20 +186,6 @@ impl LuaHost {
             seq: self.seq,
             shared: &self.shared,
         };
-        // What scripts read of storage before is kept only while the
-        // storage is what they read (its stamp unchanged since, besides
-        // their own writes, which keep the stamp up to date).
-        let stamp = call.state().storage_stamp();
-        if stamp != self.shared.storage_stamp.get() {
-            if let Err(e) = self.forget_storage_call.call::<()>(()) {
-                return Err((
-                    format!("the runtime could not forget storage reads: {e}"),
-                    None,
-                    ScriptErrorKind::Runtime,
-                ));
-            }
-            self.shared.storage_stamp.set(stamp);
-        }
         let result = self.slot.enter(&mut call, invoke);
         let mut failure = match result {
             // A string error, caught by the entry point: Lua's own text, no

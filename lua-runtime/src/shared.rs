@@ -30,9 +30,6 @@ pub struct Shared {
     /// Lua strings of ids already passed to scripts: pushing one again
     /// needs no allocation (which mlua would protect with a `pcall`).
     pub(crate) strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
-    /// The state's storage stamp the scripts' storage reads were made
-    /// under (0, which names no storage, before any): see `LuaHost::call`.
-    pub(crate) storage_stamp: Cell<u64>,
     /// How many natives scripts called that read more than their own
     /// storage, or did something (counted, wrapping; compared before and
     /// after a callback).
@@ -53,7 +50,6 @@ impl Shared {
             log: RefCell::new(Vec::new()),
             ids: Cell::new(0),
             strings: RefCell::new(FxHashMap::default()),
-            storage_stamp: Cell::new(0),
             natives: Cell::new(0),
         }
     }

@@ -215,9 +215,6 @@ impl Call<'_, '_, '_> {
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
             ctx.set_storage(&script, None);
         }
-        // The script's own write: its caches already forgot what it could
-        // change (api.lua), so what they hold is still true.
-        self.shared.storage_stamp.set(ctx.state().storage_stamp());
         if let Err(m) = result {
             return refusal(lua, &m, "runtime");
         }

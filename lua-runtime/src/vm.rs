@@ -97,7 +97,6 @@ impl LuaHost {
             act_call: get("act")?,
             match_stepper: get("match_stepper")?,
             forget_call: get("forget")?,
-            forget_storage_call: get("forget_storage")?,
             stepper: std::cell::RefCell::default(),
             step_memo: std::cell::RefCell::default(),
             lua,

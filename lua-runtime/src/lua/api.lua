@@ -307,7 +307,8 @@ entity_mt = {
       gone(e[1], 3)
     end
     if k == "id" then return e[1] end
-    if k == "placement" then return placement(e, 4) end
+    -- A tail call: `gone` is then two levels below the reading line.
+    if k == "placement" then return placement(e, 3) end
     local m = Entity[k]
     if m then return m end
     local f = FIELDS[k]
@@ -462,197 +463,68 @@ local GAME = raw_setmetatable({}, {
 -- storage: a plain-looking table whose contents live in canonical state
 ----------------------------------------------------------------------------
 
--- A node is a view of a path in one script's storage, whatever the path
--- holds now. Every binding of a script shares what its storage keeps
--- (one `S` per script, in STORAGE):
--- - the nodes of top-level tables (`storage.board`), so one serves every
---   later read: at most NODE_CHILDREN_MAX, dropped when a room starts
---   another match (P.forget);
--- - what reads found, so reading again costs a table lookup, not a native
---   call: for the top level and for each top-level table, `fast` holds
---   string keys' scalar values — the node's metatable `__index` is that
---   table, so a kept scalar is read without calling any function — and
---   `slow` holds string keys that held nothing (ABSENT) or a table
---   (IS_TABLE); `fast`'s own `__index` answers every other read. Only
---   string keys are kept (a float key like 1.0 must still be refused,
---   and a table looks it up as the integer 1). A write forgets what it
---   could change. Anything that changes storage besides a script's own
---   writes (a rolled-back action, another match, a restored table) gives
---   the state a new storage stamp, and the host then forgets everything
---   kept before any script runs (P.forget_storage). At most
---   STORAGE_CACHED_MAX keys are kept per script; past that, reads go to
---   the state as before.
+-- The nodes `storage` keeps for its top-level tables (`storage.board`): a
+-- node is a view of a path, whatever the path holds now, so one serves
+-- every later read. Only the root keeps them, at most this many, and a
+-- room starting another match drops them (STORAGE_ROOTS, P.forget).
 local NODE_CHILDREN_MAX = 64
-local STORAGE_CACHED_MAX = 4096
-local ABSENT, IS_TABLE = {}, {}
-local STORAGE = {}
+local STORAGE_ROOTS = {}
 
-local function clear(t)
-  for k in next, t do t[k] = nil end
-end
-
--- Forgets what cache `C` keeps, counting it off `S.n`.
-local function forget_cache(S, C)
-  for k in next, C.fast do C.fast[k] = nil; S.n = S.n - 1 end
-  for k in next, C.slow do C.slow[k] = nil; S.n = S.n - 1 end
-end
-
-local function forget_script(S)
-  clear(S.root.fast)
-  clear(S.root.slow)
-  for _, C in next, S.tops do
-    clear(C.fast)
-    clear(C.slow)
-  end
-  S.n = 0
-end
-
-local function forget_storage()
-  for _, S in next, STORAGE do forget_script(S) end
-end
-
--- Forgets what `C` keeps of key `k`.
-local function drop(S, C, k)
-  if C == nil then return end
-  if rawget(C.fast, k) ~= nil then
-    C.fast[k] = nil
-    S.n = S.n - 1
-  elseif C.slow[k] ~= nil then
-    C.slow[k] = nil
-    S.n = S.n - 1
-  end
-end
-
-local function remember(S, C, k, v, is_table)
-  local n = S.n
-  if n < STORAGE_CACHED_MAX then
-    S.n = n + 1
-    if is_table then C.slow[k] = IS_TABLE
-    elseif v == nil then C.slow[k] = ABSENT
-    else C.fast[k] = v end
-  end
-end
-
--- A cache whose misses `miss(C, k)` answers.
-local function new_cache(miss)
-  local C = { fast = {}, slow = {} }
-  raw_setmetatable(C.fast, { __index = function(_, k) return miss(C, k) end })
-  return C
-end
-
-local function child_path(path, k)
-  if type(k) ~= "string" and mtype(k) ~= "integer" then
-    error("storage keys must be strings or integers, not " .. type(k), 3)
-  end
-  local p = { unpack(path) }
-  p[#p + 1] = k
-  return p
-end
-
-local storage_node
-
--- The node of top-level key k: kept (at most NODE_CHILDREN_MAX of them).
-local function root_child(S, k)
-  local c = S.children[k]
-  if not c then
-    c = storage_node(S, { k })
-    if S.kept < NODE_CHILDREN_MAX then
-      S.children[k] = c
-      S.kept = S.kept + 1
-    end
-  end
-  return c
-end
-
--- A read the caches could not answer: the top level's (key k) or, with
--- `top`, the table at top-level key `top`'s.
-local function read_miss(S, C, k, top)
-  local v = C.slow[k]
-  if v == ABSENT then return nil end
-  if v == IS_TABLE then
-    if top then return storage_node(S, { top, k }) end
-    return root_child(S, k)
-  end
-  local is_table
-  if type(k) == "string" then
-    v, is_table = N.storage_get_key(S.id, k, top)
-    if is_table and not top then
-      -- A kept node is itself kept as the key's value: `storage.board`
-      -- then reads without a call.
-      local c = root_child(S, k)
-      remember(S, C, k, S.children[k] == c and c or nil, S.children[k] ~= c)
-      return c
-    end
-    remember(S, C, k, v, is_table)
-  elseif top and mtype(k) == "integer" then
-    v, is_table = N.storage_get_key(S.id, k, top)
-  else
-    local p = child_path(top and { top } or {}, k)
-    v, is_table = N.storage_get(S.id, p)
-    if is_table then return storage_node(S, p) end
-    return v
-  end
-  if not is_table then return v end
-  if top then return storage_node(S, { top, k }) end
-  return root_child(S, k)
-end
-
-local function script_storage(script_id)
-  local S = STORAGE[script_id]
-  if not S then
-    S = { id = script_id, n = 0, children = {}, kept = 0, tops = {} }
-    S.root = new_cache(function(C, k) return read_miss(S, C, k, nil) end)
-    STORAGE[script_id] = S
-  end
-  return S
-end
-
--- The cache of the table at top-level key `top`.
-local function top_cache(S, top)
-  local C = S.tops[top]
-  if not C then
-    C = new_cache(function(C2, k) return read_miss(S, C2, k, top) end)
-    S.tops[top] = C
-  end
-  return C
-end
-
-function storage_node(S, path)
+local function storage_node(script_id, path)
   local node = {}
-  local script_id = S.id
   local root = #path == 0
   -- A table at a top-level key reads its own keys in one native call too.
   local top = #path == 1 and type(path[1]) == "string" and path[1] or nil
-  local index
+  local children, kept = {}, 0
   if root then
-    index = S.root.fast
-  elseif top then
-    index = top_cache(S, top).fast
-  else
-    index = function(_, k)
-      local p = child_path(path, k)
-      local v, is_table = N.storage_get(script_id, p)
-      if is_table then return storage_node(S, p) end
-      return v
+    STORAGE_ROOTS[#STORAGE_ROOTS + 1] = function() children, kept = {}, 0 end
+  end
+  local function child_path(k)
+    if type(k) ~= "string" and mtype(k) ~= "integer" then
+      error("storage keys must be strings or integers, not " .. type(k), 3)
     end
+    local p = { unpack(path) }
+    p[#p + 1] = k
+    return p
+  end
+  local function child(k, p)
+    local c = root and children[k]
+    if not c then
+      c = storage_node(script_id, p or child_path(k))
+      if root and kept < NODE_CHILDREN_MAX then
+        children[k] = c
+        kept = kept + 1
+      end
+    end
+    return c
   end
   local mt = {
     __metatable = PROXY,
-    __index = index,
+    __index = function(_, k)
+      -- The common read, a top-level key, skips the path table.
+      if root and type(k) == "string" then
+        local v, is_table = N.storage_get_key(script_id, k)
+        if is_table then return child(k, nil) end
+        return v
+      end
+      if top and (type(k) == "string" or mtype(k) == "integer") then
+        local v, is_table = N.storage_get_key(script_id, k, top)
+        if is_table then return child(k, nil) end
+        return v
+      end
+      local p = child_path(k)
+      local v, is_table = N.storage_get(script_id, p)
+      if is_table then return child(k, p) end
+      return v
+    end,
     __newindex = function(_, k, v)
       local ok, err, kind
       if root and type(k) == "string" then
-        drop(S, S.root, k)
-        local C = S.tops[k]
-        if C then forget_cache(S, C) end
         ok, err, kind = N.storage_set(script_id, k, v)
       elseif top and (type(k) == "string" or mtype(k) == "integer") then
-        drop(S, S.tops[top], k)
         ok, err, kind = N.storage_set(script_id, k, v, top)
       else
-        -- A deeper write may turn a scalar read before into a table.
-        forget_script(S)
-        ok, err, kind = N.storage_set(script_id, child_path(path, k), v)
+        ok, err, kind = N.storage_set(script_id, child_path(k), v)
       end
       if not ok then fail(kind or "runtime", err, 2) end
     end,

@@ -12,8 +12,7 @@ local FORBIDDEN = {
 }
 
 -- The entry points the host calls (vm.rs reads exactly these): new_env,
--- guard, act, handle, callback, query, match_stepper, forget,
--- forget_storage, selftest.
+-- guard, act, handle, callback, query, match_stepper, forget, selftest.
 local P = {}
 
 -- What each binding's `require` had loaded when its script finished
@@ -40,7 +39,7 @@ function P.new_env(spec)
     game = GAME,
     match = MATCH_PROXY,
     random = random,
-    storage = storage_node(script_storage(script_id), {}),
+    storage = storage_node(script_id, {}),
     ui = make_ui(spec),
     timer = make_timer(spec),
     print = function(...)
@@ -280,16 +279,9 @@ end
 -- game treats them as constants.
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
-  for _, S in next, STORAGE do
-    S.children, S.kept = {}, 0
-    forget_script(S)
-  end
+  for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
   guard_players, guard_entities = {}, {}
 end
-
--- Forgets what `storage` read before (api.lua): the host calls it when the
--- state's storage stamp is not the one the caches were read under.
-P.forget_storage = forget_storage
 
 -- Checks the deterministic build: string keys must iterate in the order
 -- pinned below in every process.
