@@ -1,8 +1,12 @@
 //! Error mapping: a Lua error becomes a creator-facing message, line and
 //! kind (`script.error`), a compile error a [`LoadError`]; guard reasons and
-//! messages are bounded.
+//! messages are bounded; the count hook that turns a spent instruction
+//! budget into a `budget` error.
+
+use std::rc::Rc;
 
 use digipology_kernel::ScriptErrorKind;
+use mlua::{HookTriggers, Lua, VmState};
 
 use crate::shared::Shared;
 use crate::spec::{Limits, LoadError};
@@ -141,4 +145,26 @@ fn clean(msg: String, raw: bool) -> String {
         return msg;
     }
     text.to_owned()
+}
+
+/// Instructions between two budget checks.
+const HOOK_EVERY: u32 = 1000;
+
+/// Sets the instruction budget's count hook: every [`HOOK_EVERY`]
+/// instructions it charges the budget, and stops the script once the
+/// budget is spent. Setting it starts its count afresh, which
+/// [`LuaHost::reset_budget`](crate::LuaHost) relies on.
+pub(crate) fn arm_budget(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<()> {
+    let hook_shared = shared.clone();
+    lua.set_global_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        move |_, _| {
+            if hook_shared.charge(i64::from(HOOK_EVERY)) {
+                Ok(VmState::Continue)
+            } else {
+                hook_shared.fail(ScriptErrorKind::Budget);
+                Err(mlua::Error::runtime(BUDGET_MSG))
+            }
+        },
+    )
 }

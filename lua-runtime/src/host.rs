@@ -158,12 +158,19 @@ impl LuaHost {
         self.lua.used_memory()
     }
 
-    #[inline]
+    /// A full budget for the next transaction, question or view — counted
+    /// from its first instruction: the count hook is set again, so where
+    /// the budget runs out never depends on how many instructions earlier
+    /// calls left over (a view, a dry run, a question the room did not
+    /// need to ask again).
     pub(crate) fn reset_budget(&self) {
         self.shared
             .remaining
             .set(i64::try_from(self.limits.instructions_max).unwrap_or(i64::MAX));
         self.shared.exhausted.set(false);
+        // Setting the hook cannot fail in practice; if it did, the hook set
+        // before would still count (from where it was).
+        let _ = crate::errors::arm_budget(&self.lua, &self.shared);
     }
 
     /// Calls `f` through the prelude's protected invoker with the native

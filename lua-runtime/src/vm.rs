@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use digipology_kernel::{Id, ScriptErrorKind, State};
 use mlua::chunk::ChunkMode;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value as LuaValue};
 use rustc_hash::FxHashMap;
 
 use crate::access::{handle_of, Access};
@@ -30,9 +30,6 @@ pub const PRELUDE: &str = concat!(
 const PAIRS_SELFTEST: &str =
     "k14,k18,k24,k23,k13,k17,k10,k20,k3,k2,k1,k22,k21,k11,k4,k16,k9,k15,k19,k8,k6,k7,k12,k5";
 
-/// Instructions between two budget checks.
-const HOOK_EVERY: u32 = 1000;
-
 impl LuaHost {
     /// Builds the VM, loads the prelude and every script binding against the
     /// starting state.
@@ -52,19 +49,7 @@ impl LuaHost {
         let shared = Rc::new(Shared::new(
             i64::try_from(limits.instructions_max).unwrap_or(i64::MAX),
         ));
-        let hook_shared = shared.clone();
-        lua.set_global_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |_, _| {
-                if hook_shared.charge(i64::from(HOOK_EVERY)) {
-                    Ok(VmState::Continue)
-                } else {
-                    hook_shared.fail(ScriptErrorKind::Budget);
-                    Err(mlua::Error::runtime(BUDGET_MSG))
-                }
-            },
-        )
-        .map_err(internal)?;
+        crate::errors::arm_budget(&lua, &shared).map_err(internal)?;
         let core = make_core(&lua, &shared, modules).map_err(internal)?;
         let slot = Rc::new(Slot::new());
         let natives = natives(&lua, &slot).map_err(internal)?;

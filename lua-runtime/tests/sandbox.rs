@@ -937,3 +937,47 @@ fn storage_is_bounded_across_actions() {
     );
     assert!(out.accepted(), "{:?}", events(&out));
 }
+
+/// Where an action's instruction budget runs out depends on the action
+/// alone: a read-only call before it (a seat's view) leaves nothing behind
+/// that moves that point — the count hook starts afresh for every budget.
+/// Found by a review: the hook's count went on from where the view left
+/// it, so the longest loop that fit moved by what the view had run.
+#[test]
+fn a_view_before_an_action_never_moves_where_its_budget_runs_out() {
+    // The longest loop the press fits in its budget: by bisection.
+    let longest = |view_first: bool| {
+        let (mut lo, mut hi) = (0u64, 200_000u64);
+        while lo + 1 < hi {
+            let n = (lo + hi) / 2;
+            let src = format!(
+                "function observe(seat) for i = 1, 777 do local _ = storage['k' .. i] end return 1 end\n\
+                 function on_button_pressed(event) for i = 1, {n} do end storage.done = true end\n"
+            );
+            let limits = Limits {
+                instructions_max: 100_000,
+                ..Limits::default()
+            };
+            let (mut k, mut host) = room_with(&[("main", &src, &[("g", None)])], limits);
+            start(&mut k, &mut host);
+            if view_first {
+                let seat = digipology_kernel::Value::from("north");
+                let answer = host.query(k.state(), "observe", &[seat]);
+                assert!(matches!(answer, Some(Ok(_))), "{answer:?}");
+            }
+            let out = k.process_json(
+                &player("p1", "button.press", json!({"entityId": "btn"})),
+                &mut host,
+            );
+            if out.accepted() {
+                lo = n;
+            } else {
+                hi = n;
+            }
+        }
+        lo
+    };
+    let alone = longest(false);
+    assert!(alone > 10_000, "the press fits some loop: {alone}");
+    assert_eq!(longest(true), alone);
+}
