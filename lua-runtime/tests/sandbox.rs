@@ -938,13 +938,14 @@ fn storage_is_bounded_across_actions() {
     assert!(out.accepted(), "{:?}", events(&out));
 }
 
-/// Where an action's instruction budget runs out depends on the action
-/// alone: a read-only call before it (a seat's view) leaves nothing behind
-/// that moves that point — the count hook starts afresh for every budget.
-/// Found by a review: the hook's count went on from where the view left
-/// it, so the longest loop that fit moved by what the view had run.
+/// The count hook starts afresh for every budget: a read-only call before
+/// an action (a seat's view, here one that keeps nothing behind) does not
+/// move where the action's budget runs out. Found by a review: the hook's
+/// count went on from where the view left it, so the longest loop that
+/// fit moved by what the view had run. (The runtime's caches are another
+/// matter: docs/formats.md, the record and `digipology replay`.)
 #[test]
-fn a_view_before_an_action_never_moves_where_its_budget_runs_out() {
+fn a_view_before_an_action_does_not_shift_the_budget_count() {
     // The longest loop the press fits in its budget: by bisection.
     let longest = |view_first: bool| {
         let (mut lo, mut hi) = (0u64, 200_000u64);
