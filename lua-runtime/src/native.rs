@@ -158,9 +158,8 @@ fn game_natives(lua: &Lua, slot: &Rc<Slot>, t: &Table) -> mlua::Result<()> {
                                           (script, path): (
         LuaValue,
         LuaValue
-    )| Ok(
-        c.storage_len(&script, &path)
-    ));
+    )| c
+        .storage_len(&script, &path));
     native!(storage_read t, lua, slot, "storage_keys", |lua,
                                            c,
                                            (script, path): (

@@ -10,7 +10,28 @@ use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 use crate::access::{count_values, ok_true, refusal, ret, text, Access, Call};
 use crate::convert::{to_lua, to_value_with, DEPTH_MAX};
 
+/// What a storage read costs the instruction budget. The prelude's
+/// `storage` nodes are uncounted (whether a node was kept from an earlier
+/// call or is made now must not change the budget), so the natives charge
+/// about what those nodes' Lua ran before: a read, a write, a length, the
+/// listing of keys (plus per key).
+const READ_CHARGE: i64 = 10;
+const WRITE_CHARGE: i64 = 15;
+const LEN_CHARGE: i64 = 5;
+const KEY_CHARGE: i64 = 2;
+
 impl Call<'_, '_, '_> {
+    /// Charges `n` instructions of a storage native to the budget; a
+    /// `budget` error when it is spent.
+    fn charge_storage(&self, n: i64) -> mlua::Result<()> {
+        if self.shared.charge(n) {
+            Ok(())
+        } else {
+            self.shared.fail(digipology_kernel::ScriptErrorKind::Budget);
+            Err(mlua::Error::runtime(crate::errors::BUDGET_MSG))
+        }
+    }
+
     /// The storage value at a path, borrowed (a read copies nothing).
     fn storage_node(&self, script: &LuaValue, path: &LuaValue) -> Option<&Value> {
         let script = text(script)?;
@@ -70,6 +91,11 @@ impl Call<'_, '_, '_> {
         script: &LuaValue,
         path: &LuaValue,
     ) -> mlua::Result<MultiValue> {
+        let depth = match path {
+            LuaValue::Table(t) => i64::try_from(t.raw_len()).unwrap_or(i64::MAX),
+            _ => 0,
+        };
+        self.charge_storage(READ_CHARGE.saturating_add(depth))?;
         match self.storage_node(script, path) {
             Some(Value::Object(_)) | Some(Value::Array(_)) => Ok(MultiValue::from_iter([
                 LuaValue::Nil,
@@ -92,6 +118,7 @@ impl Call<'_, '_, '_> {
         key: &LuaValue,
         parent: &LuaValue,
     ) -> mlua::Result<(LuaValue, Option<bool>)> {
+        self.charge_storage(READ_CHARGE)?;
         fn entry<'v>(v: &'v Value, key: &LuaValue) -> Option<&'v Value> {
             match (v, key) {
                 (Value::Object(o), LuaValue::String(k)) => {
@@ -141,6 +168,7 @@ impl Call<'_, '_, '_> {
         (path, parent): (&LuaValue, &LuaValue),
         value: &LuaValue,
     ) -> mlua::Result<MultiValue> {
+        self.charge_storage(WRITE_CHARGE)?;
         if let Some((msg, kind)) = self.write_refusal("write storage") {
             return refusal(lua, &msg, kind);
         }
@@ -222,11 +250,12 @@ impl Call<'_, '_, '_> {
     }
 
     /// `storage_len(script, path)`: the length of a list (0 otherwise).
-    pub fn storage_len(&self, script: &LuaValue, path: &LuaValue) -> i64 {
-        match self.storage_node(script, path) {
+    pub fn storage_len(&self, script: &LuaValue, path: &LuaValue) -> mlua::Result<i64> {
+        self.charge_storage(LEN_CHARGE)?;
+        Ok(match self.storage_node(script, path) {
             Some(Value::Array(a)) => i64::try_from(a.len()).unwrap_or(i64::MAX),
             _ => 0,
-        }
+        })
     }
 
     /// `storage_keys(script, path)`: a list's indexes or an object's keys,
@@ -237,6 +266,15 @@ impl Call<'_, '_, '_> {
         script: &LuaValue,
         path: &LuaValue,
     ) -> mlua::Result<LuaValue> {
+        let keys = match self.storage_node(script, path) {
+            Some(Value::Array(a)) => a.len(),
+            Some(Value::Object(o)) => o.len(),
+            _ => 0,
+        };
+        let per_key = i64::try_from(keys)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(KEY_CHARGE);
+        self.charge_storage(LEN_CHARGE.saturating_add(per_key))?;
         let t = lua.create_table()?;
         match self.storage_node(script, path) {
             Some(Value::Array(a)) => {

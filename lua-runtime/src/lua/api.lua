@@ -22,6 +22,11 @@ local function player_proxy(id, name)
   return raw_setmetatable({ [1] = id, [2] = name, id = id, name = name }, player_mt)
 end
 
+-- Guards reuse proxies made by earlier calls: making one must cost the
+-- budget what reusing one does (nothing; P.guard is uncounted too).
+mark_uncounted(entity_proxy)
+mark_uncounted(player_proxy)
+
 local function stack_proxy(id)
   return raw_setmetatable({ [1] = id }, stack_mt)
 end
@@ -546,6 +551,9 @@ local function storage_node(script_id, path)
   }
   return raw_setmetatable(node, mt)
 end
+-- Whether a node was kept from an earlier call or is made now must not
+-- change what a read costs the budget: the natives charge it instead.
+mark_uncounted(storage_node)
 
 ----------------------------------------------------------------------------
 -- ui and timer: prompts and one-shot timers whose callbacks are stored by

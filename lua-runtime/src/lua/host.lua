@@ -265,6 +265,8 @@ function P.match_stepper(phase_f, ready_f, terminal_f, part_f, seats)
   end
 end
 
+mark_uncounted(P.guard)
+
 -- The general guard: `can_act(player, action)`, the action a fresh table
 -- `{type, payload}` each guard may keep or change without effect.
 function P.act(f, player_id, player_name, action_type, payload)

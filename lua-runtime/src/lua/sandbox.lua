@@ -27,6 +27,16 @@
 --          random_float, random_below
 local core, G, N = ...
 
+-- Marks a Lua function (and every function written inside it) as the
+-- runtime's own bookkeeping, whose instructions the budget does not count
+-- (the patched VM: third_party/lua-src/PATCHES.md). Used where what the
+-- runtime keeps between calls (storage nodes, guard proxies) would make a
+-- first use cost the budget more than later ones; the natives those
+-- functions call charge a fixed cost instead. Taken out of the globals
+-- before any script runs.
+local mark_uncounted = G.__digi_uncounted
+G.__digi_uncounted = nil
+
 local type, select, error, rawget, rawset, rawequal, rawlen, next =
   G.type, G.select, G.error, G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local raw_pairs, raw_ipairs, raw_tostring, tonumber = G.pairs, G.ipairs, G.tostring, G.tonumber

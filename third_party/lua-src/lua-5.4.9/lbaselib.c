@@ -20,6 +20,9 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+#include "lobject.h"  /* Digipology: '__digi_uncounted' */
+#include "lstate.h"
+
 
 static int luaB_print (lua_State *L) {
   int n = lua_gettop(L);  /* number of arguments */
@@ -503,7 +506,33 @@ static int luaB_tostring (lua_State *L) {
 }
 
 
+/*
+** Digipology: '__digi_uncounted(f)' marks the prototype of Lua function f,
+** and every prototype nested in it, so their instructions do not count
+** toward a count hook (lvm.c, 'vmfetch'). The runtime's prelude marks its
+** own bookkeeping with it and removes it from the globals before any
+** script runs.
+*/
+static void digi_mark (Proto *p, int depth) {
+  int i;
+  p->digi_uncounted = 1;
+  if (depth < 64) {
+    for (i = 0; i < p->sizep; i++)
+      digi_mark(p->p[i], depth + 1);
+  }
+}
+
+static int luaB_digi_uncounted (lua_State *L) {
+  const TValue *o;
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  o = s2v(L->ci->func.p + 1);
+  if (ttisLclosure(o))
+    digi_mark(clLvalue(o)->p, 0);
+  return 0;
+}
+
 static const luaL_Reg base_funcs[] = {
+  {"__digi_uncounted", luaB_digi_uncounted},
   {"assert", luaB_assert},
   {"collectgarbage", luaB_collectgarbage},
   {"dofile", luaB_dofile},

@@ -255,6 +255,7 @@ Proto *luaF_newproto (lua_State *L) {
   f->numparams = 0;
   f->is_vararg = 0;
   f->maxstacksize = 0;
+  f->digi_uncounted = 0;
   f->locvars = NULL;
   f->sizelocvars = 0;
   f->linedefined = 0;

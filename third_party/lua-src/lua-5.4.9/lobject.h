@@ -552,6 +552,8 @@ typedef struct Proto {
   lu_byte numparams;  /* number of fixed (named) parameters */
   lu_byte is_vararg;
   lu_byte maxstacksize;  /* number of registers needed by this function */
+  lu_byte digi_uncounted;  /* Digipology: its instructions do not count
+                              toward a count hook (see lvm.c 'vmfetch') */
   int sizeupvalues;  /* size of 'upvalues' */
   int sizek;  /* size of 'k' */
   int sizecode;

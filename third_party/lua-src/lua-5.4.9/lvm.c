@@ -1185,11 +1185,14 @@ void luaV_finishOp (lua_State *L) {
 ** instruction that does not bring the count to zero just counts, here,
 ** instead of calling 'luaG_traceexec' (which would count it the same way
 ** and return at once). The hook fires on the same instruction as before.
+** An instruction of a function marked uncounted ('digi_uncounted', set by
+** the base library's '__digi_uncounted') does not count at all.
 */
 #define vmfetch()	{ \
   if (l_unlikely(trap)) {  /* stack reallocation or hooks? */ \
-    if (L->hookmask == LUA_MASKCOUNT && L->hookcount > 1) \
-      L->hookcount--;  /* not due yet */ \
+    if (L->hookmask == LUA_MASKCOUNT && (uncounted || L->hookcount > 1)) { \
+      if (!uncounted) L->hookcount--;  /* not due yet */ \
+    } \
     else \
       trap = luaG_traceexec(L, pc);  /* handle hooks */ \
     updatebase(ci);  /* correct stack */ \
@@ -1208,6 +1211,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
   StkId base;
   const Instruction *pc;
   int trap;
+  int uncounted;  /* Digipology: see 'vmfetch' */
 #if LUA_USE_JUMPTABLE
 #include "ljumptab.h"
 #endif
@@ -1215,6 +1219,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
   trap = L->hookmask;
  returning:  /* trap already set */
   cl = ci_func(ci);
+  uncounted = cl->p->digi_uncounted;
   k = cl->p->k;
   pc = ci->u.l.savedpc;
   if (l_unlikely(trap))

@@ -2,13 +2,16 @@ use std::env;
 // Digipology: the patched C files are part of this crate's build inputs, so
 // editing them rebuilds this crate and re-runs mlua-sys's build script
 // (which compiles them); otherwise cargo would keep the old objects.
-const _PATCHED: [&[u8]; 6] = [
+const _PATCHED: [&[u8]; 9] = [
     include_bytes!("../lua-5.4.9/ltablib.c"),
     include_bytes!("../lua-5.4.9/lvm.c"),
     include_bytes!("../lua-5.4.9/ldo.c"),
     include_bytes!("../lua-5.4.9/lvm.h"),
     include_bytes!("../lua-5.4.9/lobject.c"),
     include_bytes!("../lua-5.4.9/lstrlib.c"),
+    include_bytes!("../lua-5.4.9/lobject.h"),
+    include_bytes!("../lua-5.4.9/lfunc.c"),
+    include_bytes!("../lua-5.4.9/lbaselib.c"),
 ];
 
 use std::error::Error;
