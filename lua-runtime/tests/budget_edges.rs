@@ -92,6 +92,16 @@ fn longest(template: &str, before: Before) -> u64 {
     lo
 }
 
+/// A view that keeps nothing behind: the count hook starts afresh for the
+/// action (it used to go on from where the view left it).
+#[test]
+fn a_view_before_an_action_moves_no_edge() {
+    let src =
+        "function observe(seat) for i = 1, 777 do local _ = storage['k' .. i] end return 1 end\n\
+               function on_button_pressed(e) for i = 1, {N} do end storage.done = true end\n";
+    assert_eq!(longest(src, Before::View), longest(src, Before::Nothing));
+}
+
 /// A view that reads `storage.board` first leaves its node kept.
 #[test]
 fn a_view_that_read_a_storage_table_first_moves_no_edge() {
