@@ -531,20 +531,6 @@ impl Call<'_, '_, '_> {
                 Some(k) => list(lua, k.items.iter().map(|i| i.to_string()))?,
                 None => LuaValue::Nil,
             },
-            "placement" => {
-                let t = lua.create_table()?;
-                let (kind, id) = match &e.placement {
-                    Placement::World => ("world", None),
-                    Placement::Container(i) => ("container", Some(i)),
-                    Placement::Snap(i) => ("snap", Some(i)),
-                    Placement::Stack(i) => ("stack", Some(i)),
-                };
-                t.raw_set("kind", kind)?;
-                if let Some(i) = id {
-                    t.raw_set("id", &**i)?;
-                }
-                LuaValue::Table(t)
-            }
             other => {
                 return Err(mlua::Error::runtime(format!(
                     "unknown entity field '{other}'"
@@ -594,7 +580,6 @@ pub const READ_FIELDS: &[&str] = &[
     "heldBy",
     "count",
     "items",
-    "placement",
 ];
 
 /// Counts the values in `v` into `nodes`; false as soon as they pass

@@ -158,13 +158,18 @@ pub(crate) fn arm_budget(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<()> {
     let hook_shared = shared.clone();
     lua.set_global_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, _| {
-            if hook_shared.charge(i64::from(HOOK_EVERY)) {
-                Ok(VmState::Continue)
-            } else {
-                hook_shared.fail(ScriptErrorKind::Budget);
-                Err(mlua::Error::runtime(BUDGET_MSG))
-            }
-        },
+        move |_, _| spend(&hook_shared, i64::from(HOOK_EVERY)).map(|()| VmState::Continue),
     )
+}
+
+/// Charges `n` instructions to the budget: the `budget` error (the failure
+/// kind recorded) once it is spent. The count hook, `core.charge` and the
+/// storage natives all charge through it.
+pub(crate) fn spend(shared: &Shared, n: i64) -> mlua::Result<()> {
+    if shared.charge(n) {
+        Ok(())
+    } else {
+        shared.fail(ScriptErrorKind::Budget);
+        Err(mlua::Error::runtime(BUDGET_MSG))
+    }
 }

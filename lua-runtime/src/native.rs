@@ -49,10 +49,7 @@ macro_rules! native {
             $name,
             $lua_ctx.create_function(move |$lua, $args: $ty| {
                 s.with_current(|$call| {
-                    $call
-                        .shared
-                        .natives
-                        .set($call.shared.natives.get().wrapping_add(1));
+                    $call.shared.note_native();
                     $body
                 })
                 .unwrap_or_else(|| Err(outside()))

@@ -54,6 +54,12 @@ impl Shared {
         }
     }
 
+    /// Counts a native call (`natives`): the callback did more than read
+    /// its own storage.
+    pub(crate) fn note_native(&self) {
+        self.natives.set(self.natives.get().wrapping_add(1));
+    }
+
     /// `s` as a Lua string, from the cache of ids (at most 65,536 strings of
     /// at most 64 bytes are kept).
     pub fn string(&self, lua: &Lua, s: &str) -> mlua::Result<mlua::LuaString> {

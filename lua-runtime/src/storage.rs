@@ -24,12 +24,7 @@ impl Call<'_, '_, '_> {
     /// Charges `n` instructions of a storage native to the budget; a
     /// `budget` error when it is spent.
     fn charge_storage(&self, n: i64) -> mlua::Result<()> {
-        if self.shared.charge(n) {
-            Ok(())
-        } else {
-            self.shared.fail(digipology_kernel::ScriptErrorKind::Budget);
-            Err(mlua::Error::runtime(crate::errors::BUDGET_MSG))
-        }
+        crate::errors::spend(self.shared, n)
     }
 
     /// The storage value at a path, borrowed (a read copies nothing).
@@ -266,7 +261,8 @@ impl Call<'_, '_, '_> {
         script: &LuaValue,
         path: &LuaValue,
     ) -> mlua::Result<LuaValue> {
-        let keys = match self.storage_node(script, path) {
+        let node = self.storage_node(script, path);
+        let keys = match node {
             Some(Value::Array(a)) => a.len(),
             Some(Value::Object(o)) => o.len(),
             _ => 0,
@@ -276,7 +272,7 @@ impl Call<'_, '_, '_> {
             .saturating_mul(KEY_CHARGE);
         self.charge_storage(LEN_CHARGE.saturating_add(per_key))?;
         let t = lua.create_table()?;
-        match self.storage_node(script, path) {
+        match node {
             Some(Value::Array(a)) => {
                 for i in 0..a.len() {
                     t.raw_set(i + 1, i + 1)?;

@@ -10,7 +10,7 @@ use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value as LuaValue};
 use rustc_hash::FxHashMap;
 
 use crate::access::{handle_of, Access};
-use crate::errors::{syntax_error, BUDGET_MSG};
+use crate::errors::syntax_error;
 use crate::host::{Binding, LuaHost, Ret};
 use crate::native::natives;
 use crate::shared::Shared;
@@ -186,14 +186,7 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
     let s = shared.clone();
     core.set(
         "charge",
-        lua.create_function(move |_, n: i64| {
-            if s.charge(n.max(0)) {
-                Ok(())
-            } else {
-                s.fail(ScriptErrorKind::Budget);
-                Err(mlua::Error::runtime(BUDGET_MSG))
-            }
-        })?,
+        lua.create_function(move |_, n: i64| crate::errors::spend(&s, n.max(0)))?,
     )?;
     let s = shared.clone();
     core.set(
@@ -216,7 +209,7 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
         "log",
         lua.create_function(move |_, (script, msg): (String, String)| {
             // Printing is something a callback did (`Shared::natives`).
-            s.natives.set(s.natives.get().wrapping_add(1));
+            s.note_native();
             let mut log = s.log.borrow_mut();
             if log.len() < 10_000 {
                 let msg: String = msg.chars().take(2000).collect();
