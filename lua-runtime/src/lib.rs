@@ -16,7 +16,8 @@
 
 // Floors, bottom to top (no module names one above it; checked by
 // `kernel/tests/floors.rs`): spec, shared, convert → errors, access →
-// storage, submit, records → slot, native → host → vm, dispatch, callbacks.
+// storage, submit, records → slot → raw, native → host → vm, dispatch,
+// callbacks.
 mod access;
 mod callbacks;
 mod convert;
@@ -24,6 +25,7 @@ mod dispatch;
 mod errors;
 mod host;
 mod native;
+mod raw;
 mod records;
 mod shared;
 mod slot;

@@ -1,4 +1,4 @@
-//! The one place this crate uses `unsafe`.
+//! One of the two places this crate uses `unsafe` (the other is `raw.rs`).
 //!
 //! Scripts reach the kernel through one native function created when the VM
 //! starts. While a callback runs, that function needs the callback's

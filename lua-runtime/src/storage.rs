@@ -20,6 +20,42 @@ const WRITE_CHARGE: i64 = 15;
 const LEN_CHARGE: i64 = 5;
 const KEY_CHARGE: i64 = 2;
 
+/// A key of a storage read: an object's key or a list's index (from 1).
+#[derive(Clone, Copy)]
+pub(crate) enum Key<'a> {
+    /// A string key.
+    Str(&'a [u8]),
+    /// An integer index.
+    Int(i64),
+}
+
+/// What a storage read found, with nothing borrowed: a string is a pointer
+/// and length into the state (read before anything changes it).
+#[derive(Clone, Copy)]
+pub(crate) enum Found {
+    /// Absent (or null).
+    Nil,
+    /// A boolean.
+    Bool(bool),
+    /// A number that is an integer (as [`crate::convert::number`] says).
+    Int(i64),
+    /// Any other number.
+    Num(f64),
+    /// A string: its bytes' address and length.
+    Str(*const u8, usize),
+    /// A table: the prelude makes a node of it.
+    Table,
+}
+
+/// The entry of an object (string key) or list (integer index from 1).
+fn entry_at<'v>(v: &'v Value, key: Key<'_>) -> Option<&'v Value> {
+    match (v, key) {
+        (Value::Object(o), Key::Str(k)) => o.get(std::str::from_utf8(k).ok()?),
+        (Value::Array(a), Key::Int(i)) => a.get(usize::try_from(i).ok()?.checked_sub(1)?),
+        _ => None,
+    }
+}
+
 impl Call<'_, '_, '_> {
     /// Charges `n` instructions of a storage native to the budget; a
     /// `budget` error when it is spent.
@@ -115,13 +151,9 @@ impl Call<'_, '_, '_> {
     ) -> mlua::Result<(LuaValue, Option<bool>)> {
         self.charge_storage(READ_CHARGE)?;
         fn entry<'v>(v: &'v Value, key: &LuaValue) -> Option<&'v Value> {
-            match (v, key) {
-                (Value::Object(o), LuaValue::String(k)) => {
-                    o.get(std::str::from_utf8(&k.as_bytes()).ok()?)
-                }
-                (Value::Array(a), LuaValue::Integer(i)) => {
-                    a.get(usize::try_from(*i).ok()?.checked_sub(1)?)
-                }
+            match key {
+                LuaValue::String(k) => entry_at(v, Key::Str(&k.as_bytes())),
+                LuaValue::Integer(i) => entry_at(v, Key::Int(*i)),
                 _ => None,
             }
         }
@@ -147,6 +179,39 @@ impl Call<'_, '_, '_> {
             }
             Some(v) => (to_lua(lua, v)?, None),
             None => (LuaValue::Nil, None),
+        })
+    }
+
+    /// The read of the raw `__index` of a `storage` node (`raw.rs`): what
+    /// [`Call::storage_get_key`] answers for a string or integer key,
+    /// charged the same, copied out of the state (a string as a pointer
+    /// into it: nothing changes the state before it is pushed). `Err`
+    /// once the budget is spent.
+    pub(crate) fn storage_read(
+        &self,
+        script: &[u8],
+        key: Key<'_>,
+        parent: Option<&[u8]>,
+    ) -> Result<Found, ()> {
+        self.charge_storage(READ_CHARGE).map_err(|_| ())?;
+        let root = std::str::from_utf8(script)
+            .ok()
+            .and_then(|s| self.state().storage().get(s));
+        let found = match parent {
+            None => root.and_then(|r| entry_at(r, key)),
+            Some(p) => root
+                .and_then(|r| entry_at(r, Key::Str(p)))
+                .and_then(|t| entry_at(t, key)),
+        };
+        Ok(match found {
+            None | Some(Value::Null) => Found::Nil,
+            Some(Value::Bool(b)) => Found::Bool(*b),
+            Some(Value::Number(n)) => match crate::convert::number(*n) {
+                LuaValue::Integer(i) => Found::Int(i),
+                _ => Found::Num(*n),
+            },
+            Some(Value::String(s)) => Found::Str(s.as_ptr(), s.len()),
+            Some(Value::Object(_)) | Some(Value::Array(_)) => Found::Table,
         })
     }
 

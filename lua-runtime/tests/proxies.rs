@@ -897,3 +897,54 @@ fn a_storage_key_of_another_type_is_refused_at_the_creators_line() {
         assert_eq!(err["line"], json!(4), "{access}: {err}");
     }
 }
+
+/// A root or top-level storage node reads a key with one C function
+/// (`raw.rs`), a deeper node in Lua: every kind of value reads back the
+/// same at each depth — absent keys, booleans, integers and floats
+/// (`math.type` kept), short and long strings, tables, list indexes, a
+/// root's integer key — and a key of another type is still refused.
+#[test]
+fn storage_reads_answer_alike_at_every_depth() {
+    let (_, _, st) = run(r#"
+        local long = string.rep("ab", 100)
+        local v = { b = true, f = false, i = 7, x = 2.5, big = 2^60, s = "seat", l = long,
+                    list = { 10, "t", 1.5 } }
+        for k, x in pairs(v) do storage[k] = x end
+        storage.top = v
+        storage.top.deep = v
+        local function describe(node)
+          local out = {}
+          for _, k in ipairs({ "b", "f", "i", "x", "big", "s", "l", "absent" }) do
+            local x = node[k]
+            out[#out + 1] = type(x) .. ":" .. (math.type(x) or "") .. ":" .. tostring(x)
+          end
+          local list = node.list
+          out[#out + 1] = tostring(list[1]) .. "," .. tostring(list[2]) .. "," .. tostring(list[3])
+            .. "," .. tostring(list[4]) .. "," .. math.type(list[1])
+          return table.concat(out, "|")
+        end
+        local root, top, deep = describe(storage), describe(storage.top), describe(storage.top.deep)
+        storage.same = root == top and top == deep
+        storage.seen = root
+        storage.root_int = type(storage[3])
+        storage.top_int = storage.list[2]
+        storage.bad = select(2, pcall(function() return storage.top[false] end))
+    "#);
+    assert_eq!(st["same"], json!(true), "{st}");
+    let long = "ab".repeat(100);
+    assert_eq!(
+        st["seen"],
+        json!(format!(
+            "boolean::true|boolean::false|number:integer:7|number:float:2.5|number:float:1.1529215046068e+18|string::seat|string::{long}|nil::nil|10,t,1.5,nil,integer"
+        ))
+    );
+    assert_eq!(st["root_int"], json!("nil"));
+    assert_eq!(st["top_int"], json!("t"));
+    assert!(
+        st["bad"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("storage keys must be strings or integers, not boolean"),
+        "{st}"
+    );
+}

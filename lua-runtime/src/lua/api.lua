@@ -549,6 +549,12 @@ local function storage_node(script_id, path)
     __storage = script_id,
     __path = path,
   }
+  -- The root and top-level nodes read a key with one C function
+  -- (`N.storage_index`), which answers what the Lua `__index` above
+  -- answers, charged the same, and hands it anything else.
+  if root or top then
+    mt.__index = N.storage_index(script_id, top, mt.__index, function(k) return child(k, nil) end)
+  end
   return raw_setmetatable(node, mt)
 end
 -- Whether a node was kept from an earlier call or is made now must not

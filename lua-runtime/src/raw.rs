@@ -1,0 +1,167 @@
+//! The second place this crate uses `unsafe`: a script's most frequent
+//! call — reading a key of `storage` (`storage.turn`, `storage.board.c5`) —
+//! as a C function of its own, the `__index` of the prelude's root and
+//! top-level `storage` nodes.
+//!
+//! Through mlua, such a read was a Lua metamethod calling a native: a Lua
+//! frame, then mlua's per-call machinery (its error guard, a reference made
+//! and dropped for every argument and result). This function reads the key
+//! from the Lua stack, asks [`Call::storage_read`] (the same charge and the
+//! same answer as the `storage_get_key` native) through the [`Slot`], and
+//! pushes the value. Anything out of the ordinary — an integer key of the
+//! root, a read outside a callback — goes to the node's Lua `__index`,
+//! which the closure keeps as an upvalue; a key of the wrong type is the
+//! same error, at the same line, as before.
+//!
+//! Safety rests on three rules, kept in the one function that needs them:
+//! the [`Slot`] a closure points at lives as long as the Lua state (the
+//! state's app data holds it); nothing with a destructor is alive while a
+//! Lua API call may raise an error (Lua unwinds with `longjmp`); and no
+//! Rust panic leaves the function.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use mlua::{ffi, Function, Lua};
+
+use crate::errors::BUDGET_MSG;
+use crate::slot::Slot;
+use crate::storage::{Found, Key};
+
+/// Keeps the [`Slot`] the raw closures point at alive as long as the Lua
+/// state (app data is dropped after the state is closed).
+struct KeepSlot(#[allow(dead_code)] Rc<Slot>);
+
+// The upvalues of a storage `__index` closure.
+const UP_SCRIPT: c_int = ffi::lua_upvalueindex(1);
+const UP_TOP: c_int = ffi::lua_upvalueindex(2);
+const UP_FALLBACK: c_int = ffi::lua_upvalueindex(3);
+const UP_CHILD: c_int = ffi::lua_upvalueindex(4);
+const UP_SLOT: c_int = ffi::lua_upvalueindex(5);
+
+/// `N.storage_index(script, top, fallback, child)`: the `__index` of a
+/// storage node — the root (`top` nil) or the table at top-level key
+/// `top`. `fallback(node, key)` is the node's Lua `__index`, `child(key)`
+/// makes (or finds) the node of a table the read found.
+pub(crate) fn storage_index_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
+    lua.set_app_data(KeepSlot(slot.clone()));
+    let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
+    // SAFETY: pushes one light userdata and makes a closure of it; the
+    // pointer stays valid as long as the state (KeepSlot above).
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_pushlightuserdata(state, slot_ptr);
+            ffi::lua_pushcclosure(state, storage_index_new, 1);
+        })
+    }
+}
+
+/// The factory: checks its four arguments and closes over them and the
+/// slot.
+unsafe extern "C-unwind" fn storage_index_new(state: *mut ffi::lua_State) -> c_int {
+    let fine = ffi::lua_type(state, 1) == ffi::LUA_TSTRING
+        && matches!(ffi::lua_type(state, 2), ffi::LUA_TSTRING | ffi::LUA_TNIL)
+        && ffi::lua_type(state, 3) == ffi::LUA_TFUNCTION
+        && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION;
+    if !fine {
+        raise(
+            state,
+            b"storage_index(script, top, fallback, child): bad arguments",
+        );
+    }
+    ffi::lua_settop(state, 4);
+    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+    ffi::lua_pushcclosure(state, storage_index, 5);
+    1
+}
+
+/// A storage node's `__index(node, key)`.
+unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
+    let root = ffi::lua_type(state, UP_TOP) == ffi::LUA_TNIL;
+    let key = match ffi::lua_type(state, 2) {
+        ffi::LUA_TSTRING => Key::Str(bytes(state, 2)),
+        // The root's integer keys take the general path (a path table).
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 && !root => {
+            Key::Int(ffi::lua_tointegerx(state, 2, std::ptr::null_mut()))
+        }
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 => return fallback(state),
+        other => return bad_key(state, other),
+    };
+    let script = bytes(state, UP_SCRIPT);
+    let parent = (!root).then(|| bytes(state, UP_TOP));
+    // SAFETY: UP_SLOT is the light userdata `storage_index_factory` made
+    // from a live `Rc<Slot>`, kept alive with the state.
+    let slot = &*ffi::lua_touserdata(state, UP_SLOT).cast::<Slot>();
+    // A panic's payload is dropped here, before anything can raise.
+    let found = catch_unwind(AssertUnwindSafe(|| {
+        slot.with_current(|call| call.storage_read(script, key, parent))
+    }))
+    .unwrap_or_default();
+    // Nothing below holds a destructor: `found` is plain data.
+    match found {
+        Some(Ok(found)) => push(state, found),
+        Some(Err(())) => raise(state, BUDGET_MSG.as_bytes()),
+        // Outside a callback (or a bug): the Lua path says what is wrong.
+        None => fallback(state),
+    }
+}
+
+/// Pushes what a read found (a table through `child`); one result.
+unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
+    match found {
+        Found::Nil => ffi::lua_pushnil(state),
+        Found::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
+        Found::Int(i) => ffi::lua_pushinteger(state, i),
+        Found::Num(n) => ffi::lua_pushnumber(state, n),
+        // SAFETY: the bytes of a string in the state's storage, which
+        // nothing has changed since the read.
+        Found::Str(p, n) => {
+            ffi::lua_pushlstring(state, p.cast::<c_char>(), n);
+        }
+        Found::Table => {
+            ffi::lua_pushvalue(state, UP_CHILD);
+            ffi::lua_pushvalue(state, 2);
+            ffi::lua_call(state, 1, 1);
+        }
+    }
+    1
+}
+
+/// The node's Lua `__index(node, key)`, answered as it answers.
+unsafe fn fallback(state: *mut ffi::lua_State) -> c_int {
+    ffi::lua_pushvalue(state, UP_FALLBACK);
+    ffi::lua_pushvalue(state, 1);
+    ffi::lua_pushvalue(state, 2);
+    ffi::lua_call(state, 2, 1);
+    1
+}
+
+/// The error of a key that is neither a string nor an integer, at the
+/// line of the script that read it.
+unsafe fn bad_key(state: *mut ffi::lua_State, ty: c_int) -> c_int {
+    ffi::luaL_where(state, 1);
+    let msg = b"storage keys must be strings or integers, not ";
+    ffi::lua_pushlstring(state, msg.as_ptr().cast::<c_char>(), msg.len());
+    ffi::lua_pushstring(state, ffi::lua_typename(state, ty));
+    ffi::lua_concat(state, 3);
+    ffi::lua_error(state)
+}
+
+/// Raises `msg` as a string error.
+unsafe fn raise(state: *mut ffi::lua_State, msg: &[u8]) -> ! {
+    ffi::lua_pushlstring(state, msg.as_ptr().cast::<c_char>(), msg.len());
+    ffi::lua_error(state)
+}
+
+/// The bytes of the string at `idx` (valid while it stays on the stack or
+/// in its upvalue).
+unsafe fn bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(state, idx, &mut len);
+    if p.is_null() {
+        return &[];
+    }
+    std::slice::from_raw_parts(p.cast::<u8>(), len)
+}
