@@ -205,7 +205,8 @@ impl LuaHost {
                     && !self.shared.located.get()
                     && !self.shared.exhausted.get()
                 {
-                    (msg, None, ScriptErrorKind::Memory)
+                    // Named with the setting, as `classify` names it.
+                    classify(&self.shared, &self.limits, msg, true)
                 } else {
                     // The script's own text: `classify` treats it as it
                     // treats mlua's text of a runtime error, less mlua's

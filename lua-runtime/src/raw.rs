@@ -30,9 +30,12 @@ use crate::errors::BUDGET_MSG;
 use crate::slot::Slot;
 use crate::storage::{Found, Key};
 
-/// Keeps the [`Slot`] the raw closures point at alive as long as the Lua
+/// Keeps every [`Slot`] raw closures point at alive as long as the Lua
 /// state (app data is dropped after the state is closed).
-struct KeepSlot(#[allow(dead_code)] Rc<Slot>);
+struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
+
+/// The error of a bug in the runtime's own read (a panic, caught).
+const PANIC_MSG: &[u8] = b"internal error in the runtime reading storage (please report it)";
 
 // The upvalues of a storage `__index` closure.
 const UP_SCRIPT: c_int = ffi::lua_upvalueindex(1);
@@ -46,7 +49,13 @@ const UP_SLOT: c_int = ffi::lua_upvalueindex(5);
 /// `top`. `fallback(node, key)` is the node's Lua `__index`, `child(key)`
 /// makes (or finds) the node of a table the read found.
 pub(crate) fn storage_index_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
-    lua.set_app_data(KeepSlot(slot.clone()));
+    // Added to, never replaced: a closure made earlier keeps its slot.
+    match lua.app_data_mut::<KeepSlots>() {
+        Some(mut kept) => kept.0.push(slot.clone()),
+        None => {
+            lua.set_app_data(KeepSlots(vec![slot.clone()]));
+        }
+    }
     let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
     // SAFETY: pushes one light userdata and makes a closure of it; the
     // pointer stays valid as long as the state (KeepSlot above).
@@ -95,15 +104,16 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
     // from a live `Rc<Slot>`, kept alive with the state.
     let slot = &*ffi::lua_touserdata(state, UP_SLOT).cast::<Slot>();
     // A panic's payload is dropped here, before anything can raise.
-    let found = catch_unwind(AssertUnwindSafe(|| {
+    let Ok(found) = catch_unwind(AssertUnwindSafe(|| {
         slot.with_current(|call| call.storage_read(script, key, parent))
-    }))
-    .unwrap_or_default();
+    })) else {
+        raise(state, PANIC_MSG)
+    };
     // Nothing below holds a destructor: `found` is plain data.
     match found {
         Some(Ok(found)) => push(state, found),
         Some(Err(())) => raise(state, BUDGET_MSG.as_bytes()),
-        // Outside a callback (or a bug): the Lua path says what is wrong.
+        // Outside a callback: the Lua path says what is wrong.
         None => fallback(state),
     }
 }

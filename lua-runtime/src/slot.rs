@@ -60,8 +60,10 @@ impl Slot {
         // clears the slot before that. `enter`'s caller does not touch the
         // `Call` while `f` (Lua code) runs. The slot is emptied for the
         // duration of this borrow, so no second `&mut` to the same `Call`
-        // can be made. The erased lifetimes never escape: `f` only calls
-        // `Call::op`, which stores no reference.
+        // can be made. The erased lifetimes never escape as references:
+        // `f` calls the natives' methods, which store none. The one raw
+        // pointer that leaves (`raw.rs`: a storage string's bytes) is
+        // copied by Lua before anything can change the state.
         let call = unsafe { &mut *p };
         Some(f(call))
     }

@@ -72,7 +72,14 @@ fn a_memory_bomb_hits_the_memory_ceiling() {
     attack_says(
         "local t = {} local s = ('x'):rep(1000) for i = 1, 1e9 do t[i] = s .. i end",
         "memory",
+        "memoryBytesMax",
+    );
+    // Each read of a long string from storage makes a new Lua string:
+    // the memory error raised inside the read names the setting too.
+    attack_says(
+        "storage.s = ('x'):rep(4000) storage.t = { s = storage.s } local t = {} for i = 1, 1e9 do t[#t + 1] = storage.s t[#t + 1] = storage.t.s end",
         "memory",
+        "memoryBytesMax",
     );
 }
 
