@@ -76,10 +76,7 @@ pub fn natives(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         "FIELDS",
         lua.create_sequence_from(READ_FIELDS.iter().copied())?,
     )?;
-    t.raw_set(
-        "storage_index",
-        crate::raw::storage_index_factory(lua, slot)?,
-    )?;
+    t.raw_set("storage_meta", crate::raw::storage_meta_factory(lua, slot)?)?;
     entity_natives(lua, slot, &t)?;
     game_natives(lua, slot, &t)?;
     write_natives(lua, slot, &t)?;

@@ -28,27 +28,31 @@ use mlua::{ffi, Function, Lua};
 
 use crate::errors::BUDGET_MSG;
 use crate::slot::Slot;
-use crate::storage::{Found, Key};
+use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
 
 /// Keeps every [`Slot`] raw closures point at alive as long as the Lua
 /// state (app data is dropped after the state is closed).
 struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
 
-/// The error of a bug in the runtime's own read (a panic, caught).
-const PANIC_MSG: &[u8] = b"internal error in the runtime reading storage (please report it)";
+/// The error of a bug in the runtime's own read or write (a panic, caught).
+const PANIC_MSG: &[u8] =
+    b"internal error in the runtime reading or writing storage (please report it)";
 
-// The upvalues of a storage `__index` closure.
+// The upvalues of a storage node's `__index` and `__newindex` closures.
 const UP_SCRIPT: c_int = ffi::lua_upvalueindex(1);
 const UP_TOP: c_int = ffi::lua_upvalueindex(2);
 const UP_FALLBACK: c_int = ffi::lua_upvalueindex(3);
 const UP_CHILD: c_int = ffi::lua_upvalueindex(4);
-const UP_SLOT: c_int = ffi::lua_upvalueindex(5);
+const UP_SET_FALLBACK: c_int = ffi::lua_upvalueindex(5);
+const UP_SLOT: c_int = ffi::lua_upvalueindex(6);
+const UPVALUES: c_int = 6;
 
-/// `N.storage_index(script, top, fallback, child)`: the `__index` of a
-/// storage node — the root (`top` nil) or the table at top-level key
-/// `top`. `fallback(node, key)` is the node's Lua `__index`, `child(key)`
-/// makes (or finds) the node of a table the read found.
-pub(crate) fn storage_index_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
+/// `N.storage_meta(script, top, fallback, child, set_fallback)`: the
+/// `__index` and `__newindex` of a storage node — the root (`top` nil) or
+/// the table at top-level key `top`. `fallback(node, key)` and
+/// `set_fallback(node, key, value, level)` are the node's Lua metamethods,
+/// `child(key)` makes (or finds) the node of a table a read found.
+pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     // Added to, never replaced: a closure made earlier keeps its slot.
     match lua.app_data_mut::<KeepSlots>() {
         Some(mut kept) => kept.0.push(slot.clone()),
@@ -58,32 +62,38 @@ pub(crate) fn storage_index_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<
     }
     let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
     // SAFETY: pushes one light userdata and makes a closure of it; the
-    // pointer stays valid as long as the state (KeepSlot above).
+    // pointer stays valid as long as the state (KeepSlots above).
     unsafe {
         lua.exec_raw((), |state| {
             ffi::lua_pushlightuserdata(state, slot_ptr);
-            ffi::lua_pushcclosure(state, storage_index_new, 1);
+            ffi::lua_pushcclosure(state, storage_meta_new, 1);
         })
     }
 }
 
-/// The factory: checks its four arguments and closes over them and the
-/// slot.
-unsafe extern "C-unwind" fn storage_index_new(state: *mut ffi::lua_State) -> c_int {
+/// The factory: checks its five arguments and makes both closures over
+/// them and the slot.
+unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_int {
     let fine = ffi::lua_type(state, 1) == ffi::LUA_TSTRING
         && matches!(ffi::lua_type(state, 2), ffi::LUA_TSTRING | ffi::LUA_TNIL)
         && ffi::lua_type(state, 3) == ffi::LUA_TFUNCTION
-        && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION;
+        && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION
+        && ffi::lua_type(state, 5) == ffi::LUA_TFUNCTION;
     if !fine {
         raise(
             state,
-            b"storage_index(script, top, fallback, child): bad arguments",
+            b"storage_meta(script, top, fallback, child, set_fallback): bad arguments",
         );
     }
-    ffi::lua_settop(state, 4);
-    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
-    ffi::lua_pushcclosure(state, storage_index, 5);
-    1
+    ffi::lua_settop(state, 5);
+    for f in [storage_index as ffi::lua_CFunction, storage_newindex] {
+        for i in 1..UPVALUES {
+            ffi::lua_pushvalue(state, i);
+        }
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_pushcclosure(state, f, UPVALUES);
+    }
+    2
 }
 
 /// A storage node's `__index(node, key)`.
@@ -139,6 +149,65 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
     1
 }
 
+/// A storage node's `__newindex(node, key, value)`: a scalar at a string
+/// key (or, below the root, an integer one) is written here; anything
+/// else goes to the node's Lua `__newindex`.
+unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_int {
+    let root = ffi::lua_type(state, UP_TOP) == ffi::LUA_TNIL;
+    let key = match ffi::lua_type(state, 2) {
+        ffi::LUA_TSTRING => Key::Str(bytes(state, 2)),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 && !root => {
+            Key::Int(ffi::lua_tointegerx(state, 2, std::ptr::null_mut()))
+        }
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 => return set_fallback(state),
+        other => return bad_key(state, other),
+    };
+    let value = match ffi::lua_type(state, 3) {
+        ffi::LUA_TNIL => Scalar::Nil,
+        ffi::LUA_TBOOLEAN => Scalar::Bool(ffi::lua_toboolean(state, 3) != 0),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 3) != 0 => {
+            Scalar::Int(ffi::lua_tointegerx(state, 3, std::ptr::null_mut()))
+        }
+        ffi::LUA_TNUMBER => Scalar::Num(ffi::lua_tonumberx(state, 3, std::ptr::null_mut())),
+        ffi::LUA_TSTRING => Scalar::Str(bytes(state, 3)),
+        _ => return set_fallback(state),
+    };
+    if !plain_write(key, value) {
+        return set_fallback(state);
+    }
+    let script = bytes(state, UP_SCRIPT);
+    let parent = (!root).then(|| bytes(state, UP_TOP));
+    // SAFETY: as in `storage_index`.
+    let slot = &*ffi::lua_touserdata(state, UP_SLOT).cast::<Slot>();
+    let Ok(wrote) = catch_unwind(AssertUnwindSafe(|| {
+        slot.with_current(|call| call.storage_write(script, key, parent, value))
+    })) else {
+        raise(state, PANIC_MSG)
+    };
+    // Nothing below holds a destructor: `wrote` is plain data.
+    match wrote {
+        Some(Wrote::Done) => 0,
+        Some(Wrote::Budget) => raise(state, BUDGET_MSG.as_bytes()),
+        // SAFETY: the message kept in `Shared`, untouched until the next
+        // refusal; Lua copies it before anything else runs.
+        Some(Wrote::Refused(p, n)) => raise_here(state, std::slice::from_raw_parts(p, n)),
+        None => set_fallback(state),
+    }
+}
+
+/// The node's Lua `__newindex(node, key, value, level)`, told to report an
+/// error at the script's line (two levels above itself: this function is
+/// between).
+unsafe fn set_fallback(state: *mut ffi::lua_State) -> c_int {
+    ffi::lua_pushvalue(state, UP_SET_FALLBACK);
+    ffi::lua_pushvalue(state, 1);
+    ffi::lua_pushvalue(state, 2);
+    ffi::lua_pushvalue(state, 3);
+    ffi::lua_pushinteger(state, 3);
+    ffi::lua_call(state, 4, 0);
+    0
+}
+
 /// The node's Lua `__index(node, key)`, answered as it answers.
 unsafe fn fallback(state: *mut ffi::lua_State) -> c_int {
     ffi::lua_pushvalue(state, UP_FALLBACK);
@@ -149,13 +218,21 @@ unsafe fn fallback(state: *mut ffi::lua_State) -> c_int {
 }
 
 /// The error of a key that is neither a string nor an integer, at the
-/// line of the script that read it.
+/// line of the script that used it.
 unsafe fn bad_key(state: *mut ffi::lua_State, ty: c_int) -> c_int {
     ffi::luaL_where(state, 1);
     let msg = b"storage keys must be strings or integers, not ";
     ffi::lua_pushlstring(state, msg.as_ptr().cast::<c_char>(), msg.len());
     ffi::lua_pushstring(state, ffi::lua_typename(state, ty));
     ffi::lua_concat(state, 3);
+    ffi::lua_error(state)
+}
+
+/// Raises `msg` at the line of the script that called this function.
+unsafe fn raise_here(state: *mut ffi::lua_State, msg: &[u8]) -> ! {
+    ffi::luaL_where(state, 1);
+    ffi::lua_pushlstring(state, msg.as_ptr().cast::<c_char>(), msg.len());
+    ffi::lua_concat(state, 2);
     ffi::lua_error(state)
 }
 

@@ -30,6 +30,9 @@ pub struct Shared {
     /// Lua strings of ids already passed to scripts: pushing one again
     /// needs no allocation (which mlua would protect with a `pcall`).
     pub(crate) strings: RefCell<FxHashMap<Box<str>, mlua::LuaString>>,
+    /// The message of the last refused raw storage write (`raw.rs` raises
+    /// it from here, so no Rust value is alive when Lua unwinds).
+    pub(crate) refused: RefCell<String>,
     /// How many natives scripts called that read more than their own
     /// storage, or did something (counted, wrapping; compared before and
     /// after a callback).
@@ -50,6 +53,7 @@ impl Shared {
             log: RefCell::new(Vec::new()),
             ids: Cell::new(0),
             strings: RefCell::new(FxHashMap::default()),
+            refused: RefCell::new(String::new()),
             natives: Cell::new(0),
         }
     }
@@ -72,6 +76,14 @@ impl Shared {
             cache.insert(s.into(), v.clone());
         }
         Ok(v)
+    }
+
+    /// Keeps `msg` as the last refusal: its bytes' address and length,
+    /// valid until the next refusal.
+    pub(crate) fn keep_refusal(&self, msg: String) -> (*const u8, usize) {
+        let mut kept = self.refused.borrow_mut();
+        *kept = msg;
+        (kept.as_ptr(), kept.len())
     }
 
     /// Records the kind of the failure being raised.
@@ -143,5 +155,18 @@ impl Shared {
             self.exhausted.set(true);
         }
         !self.exhausted.get()
+    }
+}
+
+/// The failure kind a prelude name stands for (`core.fail`, a storage
+/// refusal): `runtime` for any other name.
+pub(crate) fn kind_named(kind: &str) -> ScriptErrorKind {
+    match kind {
+        "sandbox" => ScriptErrorKind::Sandbox,
+        "budget" => ScriptErrorKind::Budget,
+        "guard_mutation" => ScriptErrorKind::GuardMutation,
+        "subcommand" => ScriptErrorKind::Subcommand,
+        "memory" => ScriptErrorKind::Memory,
+        _ => ScriptErrorKind::Runtime,
     }
 }

@@ -47,6 +47,71 @@ pub(crate) enum Found {
     Table,
 }
 
+/// A scalar a script writes to storage, read off the Lua stack.
+#[derive(Clone, Copy)]
+pub(crate) enum Scalar<'a> {
+    /// `nil`: the key is removed.
+    Nil,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Num(f64),
+    /// A string's bytes.
+    Str(&'a [u8]),
+}
+
+/// How a raw write went.
+#[derive(Clone, Copy)]
+pub(crate) enum Wrote {
+    /// Written.
+    Done,
+    /// The budget is spent.
+    Budget,
+    /// Refused: the message's bytes, kept in `Shared` until the next
+    /// refusal (the kind is recorded).
+    Refused(*const u8, usize),
+}
+
+/// Whether a write of `value` at `key` takes the raw path: a key and value
+/// that cannot fail to convert (valid UTF-8, an index from 1, an integer
+/// within ±2^53, a finite float). Anything else takes the Lua path, whose
+/// messages say what is wrong.
+pub(crate) fn plain_write(key: Key<'_>, value: Scalar<'_>) -> bool {
+    let key_ok = match key {
+        Key::Str(k) => std::str::from_utf8(k).is_ok(),
+        Key::Int(i) => i >= 1,
+    };
+    let value_ok = match value {
+        Scalar::Nil | Scalar::Bool(_) => true,
+        Scalar::Int(i) => i.unsigned_abs() <= 1 << 53,
+        Scalar::Num(n) => n.is_finite(),
+        Scalar::Str(s) => std::str::from_utf8(s).is_ok(),
+    };
+    key_ok && value_ok
+}
+
+/// A plain scalar as storage holds it: converted as `to_value_with`
+/// converts the same Lua value.
+fn scalar_value(v: Scalar<'_>) -> Result<Option<Value>, String> {
+    use serde_json::Value as J;
+    let json = match v {
+        Scalar::Nil => return Ok(None),
+        Scalar::Bool(b) => J::Bool(b),
+        Scalar::Int(i) => J::from(i),
+        Scalar::Num(n) => serde_json::Number::from_f64(n)
+            .map(J::Number)
+            .ok_or("numbers must be finite (NaN and infinities have no canonical form)")?,
+        Scalar::Str(s) => J::String(
+            std::str::from_utf8(s)
+                .map_err(|_| "strings must be valid UTF-8")?
+                .to_owned(),
+        ),
+    };
+    Value::from_json(&json).map(Some).map_err(|e| e.message)
+}
+
 /// The entry of an object (string key) or list (integer index from 1).
 fn entry_at<'v>(v: &'v Value, key: Key<'_>) -> Option<&'v Value> {
     match (v, key) {
@@ -85,7 +150,7 @@ impl Call<'_, '_, '_> {
             LuaValue::String(s) => s.to_string_lossy(),
             _ => return None,
         };
-        if script != **self.script_id {
+        if *script != **self.script_id {
             return Some(Err("a script may only read its own storage".into()));
         }
         let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
@@ -229,53 +294,96 @@ impl Call<'_, '_, '_> {
         value: &LuaValue,
     ) -> mlua::Result<MultiValue> {
         self.charge_storage(WRITE_CHARGE)?;
-        if let Some((msg, kind)) = self.write_refusal("write storage") {
-            return refusal(lua, &msg, kind);
-        }
         let script = text(script).unwrap_or_default();
-        if script != **self.script_id {
-            return refusal(lua, "a script may only write its own storage", "sandbox");
-        }
-        let path = match (path, parent) {
+        let path = || match (path, parent) {
             (LuaValue::Table(_), _) => path_of(path),
             (key, LuaValue::Nil) => step_of(key).map(|k| vec![k]),
             (key, parent) => step_of(parent).and_then(|p| Ok(vec![p, step_of(key)?])),
         };
-        let path = match path {
-            Ok(p) => p,
-            Err(m) => return refusal(lua, &m, "runtime"),
+        let value = |call: &Self| match value {
+            LuaValue::Nil => Ok(None),
+            v => to_value_with(v, &|t, d| call.storage_of(t, d)).map(Some),
         };
-        let value = match value {
-            LuaValue::Nil => None,
-            v => match to_value_with(v, &|t, d| self.storage_of(t, d)) {
-                Ok(v) => Some(v),
-                Err(m) => {
-                    return refusal(
-                        lua,
-                        &format!("storage cannot hold this value: {m}"),
-                        "runtime",
-                    )
-                }
-            },
+        match self.write_checked(&script, path, value) {
+            Ok(()) => ok_true(),
+            Err((msg, kind)) => refusal(lua, &msg, kind),
+        }
+    }
+
+    /// The raw `__newindex` of a `storage` node (`raw.rs`): what
+    /// [`Call::storage_set`] does with a key and a scalar that
+    /// [`plain_write`] accepts, charged the same; a refusal's kind is
+    /// recorded and its message kept in [`Shared`](crate::shared::Shared)
+    /// for the caller to raise.
+    pub(crate) fn storage_write(
+        &mut self,
+        script: &[u8],
+        key: Key<'_>,
+        parent: Option<&[u8]>,
+        value: Scalar<'_>,
+    ) -> Wrote {
+        if self.charge_storage(WRITE_CHARGE).is_err() {
+            return Wrote::Budget;
+        }
+        let script = String::from_utf8_lossy(script);
+        let path = || {
+            let mut p = Vec::with_capacity(2);
+            if let Some(parent) = parent {
+                p.push(Step::Key(String::from_utf8_lossy(parent).into_owned()));
+            }
+            p.push(match key {
+                Key::Str(k) => Step::Key(String::from_utf8_lossy(k).into_owned()),
+                Key::Int(i) => Step::Index(usize::try_from(i - 1).unwrap_or(usize::MAX)),
+            });
+            Ok(p)
         };
+        let value = |_: &Self| scalar_value(value);
+        match self.write_checked(&script, path, value) {
+            Ok(()) => Wrote::Done,
+            Err((msg, kind)) => {
+                self.shared.fail(crate::shared::kind_named(kind));
+                let (p, n) = self.shared.keep_refusal(msg);
+                Wrote::Refused(p, n)
+            }
+        }
+    }
+
+    /// A write after its charge: refused outside handlers and for another
+    /// script's storage, then `path` and `value` made (a message when they
+    /// cannot be), the depth and size limits checked, and the value set.
+    /// `Err` is (message, kind).
+    fn write_checked(
+        &mut self,
+        script: &str,
+        path: impl FnOnce() -> Result<Vec<Step>, String>,
+        value: impl FnOnce(&Self) -> Result<Option<Value>, String>,
+    ) -> Result<(), (String, &'static str)> {
+        if let Some(refused) = self.write_refusal("write storage") {
+            return Err(refused);
+        }
+        if *script != **self.script_id {
+            return Err(("a script may only write its own storage".into(), "sandbox"));
+        }
+        let runtime = |m: String| (m, "runtime");
+        let path = path().map_err(runtime)?;
+        let value =
+            value(self).map_err(|m| runtime(format!("storage cannot hold this value: {m}")))?;
         let depth = path.len() + value.as_ref().map_or(0, value_depth);
         if depth > DEPTH_MAX {
-            return refusal(
-                lua,
-                &format!("storage cannot nest deeper than {DEPTH_MAX} levels (this write would reach {depth})"),
-                "runtime",
-            );
+            return Err(runtime(format!(
+                "storage cannot nest deeper than {DEPTH_MAX} levels (this write would reach {depth})"
+            )));
         }
         let Access::Handler(ctx) = &mut self.access else {
-            return ok_true();
+            return Ok(());
         };
         // Changed in place: the transaction keeps one copy of the root for
         // rollback, not one per write.
-        let root = ctx.storage_root_mut(&script);
+        let root = ctx.storage_root_mut(script);
         // A script's storage holds at most STORAGE_VALUES_MAX values: the
         // count is taken once per transaction (when the root is first
         // touched, as it is copied) and kept up to date by each write.
-        let used = self.shared.storage_values(&script, || {
+        let used = self.shared.storage_values(script, || {
             let mut n = 0u64;
             count_values(root, &mut n, u64::MAX);
             n
@@ -290,23 +398,16 @@ impl Call<'_, '_, '_> {
         }
         let after = (used + new).saturating_sub(old);
         if new > old && after > STORAGE_VALUES_MAX {
-            return refusal(
-                lua,
-                &format!("storage is full: a script's storage holds at most {STORAGE_VALUES_MAX} values (this write would make {after})"),
-                "runtime",
-            );
+            return Err(runtime(format!("storage is full: a script's storage holds at most {STORAGE_VALUES_MAX} values (this write would make {after})")));
         }
         let result = set_path(root, &path, value);
         if result.is_ok() {
-            self.shared.set_storage_values(&script, after);
+            self.shared.set_storage_values(script, after);
         }
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
-            ctx.set_storage(&script, None);
+            ctx.set_storage(script, None);
         }
-        if let Err(m) = result {
-            return refusal(lua, &m, "runtime");
-        }
-        ok_true()
+        result.map_err(runtime)
     }
 
     /// `storage_len(script, path)`: the length of a list (0 otherwise).

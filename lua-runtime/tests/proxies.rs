@@ -948,3 +948,77 @@ fn storage_reads_answer_alike_at_every_depth() {
         "{st}"
     );
 }
+
+/// A refused storage write reads the same whichever path writes it — the
+/// C function of the root's and top-level tables (`raw.rs`) or the Lua
+/// path of deeper ones: the same kind, message and line, whether the
+/// write itself is refused (a list given a string key, a gap) or its key
+/// or value is (an index below 1, NaN, an integer beyond 2^53).
+#[test]
+fn a_refused_storage_write_reads_the_same_at_every_depth() {
+    for (table, write) in [
+        ("{ 1, 2 }", ".k = 1"),
+        ("{ k = 1 }", "[1] = 1"),
+        ("{ 1 }", "[3] = 1"),
+        ("{ 1 }", "[0] = 1"),
+        ("{}", ".n = 0/0"),
+        ("{}", ".b = math.maxinteger"),
+    ] {
+        let mut seen = Vec::new();
+        for (setup, target) in [
+            (format!("storage.x = {table}"), "storage.x"),
+            (format!("storage.d = {{ x = {table} }}"), "storage.d.x"),
+        ] {
+            let src =
+                format!("function on_button_pressed(event)\n  {setup}\n  {target}{write}\nend\n");
+            let (_, _, err) = press_fails(&src, "runtime");
+            assert_eq!(err["line"], json!(3), "{target}{write}: {err}");
+            seen.push(err["message"].clone());
+        }
+        assert_eq!(seen[0], seen[1], "{table} {write}");
+        assert!(
+            seen[0]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("scripts/main.lua:3: "),
+            "{seen:?}"
+        );
+    }
+    // The root's own scalars, refused as before.
+    for write in ["storage.n = 0/0", "storage.b = math.maxinteger"] {
+        let src = format!("function on_button_pressed(event)\n  local x = 1\n  {write}\nend\n");
+        let (_, _, err) = press_fails(&src, "runtime");
+        assert_eq!(err["line"], json!(3), "{write}: {err}");
+    }
+}
+
+/// A guard's storage write is refused at the guard's line, whichever
+/// path takes it.
+#[test]
+fn a_guards_storage_write_is_refused_at_its_line() {
+    for write in ["storage.x = 1", "storage.t.y = 2", "storage.t.u.z = 3"] {
+        let src = format!(
+            "function on_start(e) storage.t = {{ u = {{}} }} end\nfunction can_grab(player, piece)\n  {write}\n  return true\nend\n"
+        );
+        let (mut k, mut host) = global(&src);
+        start(&mut k, &mut host);
+        let out = k.process_json(
+            &player("p1", "entity.grab", json!({"entityId": "card"})),
+            &mut host,
+        );
+        let err = events(&out)
+            .into_iter()
+            .find(|(t, _)| t == "script.error")
+            .map(|(_, d)| d)
+            .unwrap_or_else(|| panic!("{write}: no script.error in {:?}", events(&out)));
+        assert_eq!(err["kind"], json!("guard_mutation"), "{write}: {err}");
+        assert_eq!(err["line"], json!(3), "{write}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("scripts/main.lua:3: guards are read-only"),
+            "{write}: {err}"
+        );
+    }
+}

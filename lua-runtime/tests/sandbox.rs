@@ -945,29 +945,36 @@ fn storage_is_bounded_across_actions() {
     assert!(out.accepted(), "{:?}", events(&out));
 }
 
-/// Every storage read is charged to the instruction budget (a fixed cost,
-/// whether the C function of the root's and top-level tables' keys answers
-/// it or the Lua path of deeper tables): a loop of 150,000 reads runs out
-/// of a budget of one million, when the same loop over a plain table fits
-/// in it.
+/// Every storage read and write is charged to the instruction budget (a
+/// fixed cost, whether the C functions of the root's and top-level tables'
+/// keys take it or the Lua path of deeper tables): a loop of 150,000 reads
+/// or writes runs out of a budget of one million, when the same loops over
+/// a plain table fit in it.
 #[test]
-fn storage_reads_are_charged_to_the_budget() {
+fn storage_reads_and_writes_are_charged_to_the_budget() {
     let limits = Limits {
         instructions_max: 1_000_000,
         ..Limits::default()
     };
-    let plain = "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  for i = 1, 150000 do local _ = t.a end\n  for i = 1, 150000 do local _ = b.c end\n  for i = 1, 150000 do local _ = c.d end\n  storage.done = true\nend\n";
+    // Each loop over a plain table fits in a press of its own.
+    let plain = "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  local n = (storage.n or 0) + 1\n  storage.n = n\n  if n == 1 then for i = 1, 150000 do local _ = t.a end\n  elseif n == 2 then for i = 1, 150000 do local _ = b.c end\n  elseif n == 3 then for i = 1, 150000 do local _ = c.d end\n  else for i = 1, 150000 do t.a = i end end\nend\n";
     let (mut k, mut host) = room_with(&[("main", plain, &[("global", None)])], limits);
     start(&mut k, &mut host);
-    let out = k.process_json(
-        &player("p1", "button.press", json!({"entityId": "btn"})),
-        &mut host,
-    );
-    assert!(out.accepted(), "{:?}", events(&out));
+    for _ in 0..4 {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+    }
     for body in [
         "storage.a = 1 for i = 1, 150000 do local _ = storage.a end",
         "storage.b = { c = 1 } local b = storage.b for i = 1, 150000 do local _ = b.c end",
         "storage.b = { c = { d = 1 } } local c = storage.b.c for i = 1, 150000 do local _ = c.d end",
+        // Writes too, at the top level and below.
+        "for i = 1, 150000 do storage.a = i end",
+        "storage.b = { c = 1 } local b = storage.b for i = 1, 150000 do b.c = i end",
+        "storage.b = { c = { d = 1 } } local c = storage.b.c for i = 1, 150000 do c.d = i end",
     ] {
         attack_with(body, "budget", limits);
     }

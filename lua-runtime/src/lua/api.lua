@@ -522,7 +522,7 @@ local function storage_node(script_id, path)
       if is_table then return child(k, p) end
       return v
     end,
-    __newindex = function(_, k, v)
+    __newindex = function(_, k, v, level)
       local ok, err, kind
       if root and type(k) == "string" then
         ok, err, kind = N.storage_set(script_id, k, v)
@@ -531,7 +531,7 @@ local function storage_node(script_id, path)
       else
         ok, err, kind = N.storage_set(script_id, child_path(k), v)
       end
-      if not ok then fail(kind or "runtime", err, 2) end
+      if not ok then fail(kind or "runtime", err, level or 2) end
     end,
     __len = function() return N.storage_len(script_id, path) end,
     __pairs = function()
@@ -549,11 +549,12 @@ local function storage_node(script_id, path)
     __storage = script_id,
     __path = path,
   }
-  -- The root and top-level nodes read a key with one C function
-  -- (`N.storage_index`), which answers what the Lua `__index` above
-  -- answers, charged the same, and hands it anything else.
+  -- The root and top-level nodes read a key, and write a scalar to one,
+  -- with C functions (`N.storage_meta`) that do what the Lua metamethods
+  -- above do, charged the same, and hand them anything else.
   if root or top then
-    mt.__index = N.storage_index(script_id, top, mt.__index, function(k) return child(k, nil) end)
+    mt.__index, mt.__newindex = N.storage_meta(script_id, top, mt.__index,
+      function(k) return child(k, nil) end, mt.__newindex)
   end
   return raw_setmetatable(node, mt)
 end
