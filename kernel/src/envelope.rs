@@ -234,6 +234,7 @@ impl Action {
                 FieldValue::Num(_) => out.push_str("null"),
                 FieldValue::Str(s) => write_string(s, out),
                 FieldValue::Json(j) => out.push_str(&j.to_string()),
+                FieldValue::Transform(_) => out.push_str(&v.to_json().to_string()),
             }
         }
         out.push_str("},\"source\":{");

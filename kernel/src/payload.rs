@@ -42,6 +42,10 @@ pub enum FieldValue {
     Str(ShortStr),
     /// An array or an object.
     Json(Box<Json>),
+    /// A transform given as one (a room's own candidate move), not as
+    /// JSON: read as the same JSON would be (`to_json`), without building
+    /// and parsing it.
+    Transform(Box<Transform>),
 }
 
 impl FieldValue {
@@ -53,6 +57,7 @@ impl FieldValue {
             FieldValue::Num(n) => num_json(*n),
             FieldValue::Str(s) => Json::String(s.as_str().to_owned()),
             FieldValue::Json(j) => (**j).clone(),
+            FieldValue::Transform(t) => t.to_value().to_json(),
         }
     }
 
@@ -83,6 +88,12 @@ fn num_json(n: f64) -> Json {
 impl From<Json> for FieldValue {
     fn from(v: Json) -> FieldValue {
         FieldValue::from_json(v)
+    }
+}
+
+impl From<Transform> for FieldValue {
+    fn from(t: Transform) -> FieldValue {
+        FieldValue::Transform(Box::new(t))
     }
 }
 
@@ -329,6 +340,14 @@ impl<'a> Payload<'a> {
     /// A required canonical transform (validated, normalized, quantized).
     pub(crate) fn transform(&self, key: &str) -> Result<Transform, Rejection> {
         let json = match self.required(key)? {
+            // What parsing its JSON gives (that JSON only turns -0 into 0,
+            // which canonicalizing does anyway), unless a part is not
+            // finite: then the JSON path says so, as for any payload.
+            FieldValue::Transform(t) if t.is_finite() => {
+                return t.canonicalize().map_err(|m| {
+                    Rejection::new(RejectCode::InvalidValue, format!("payload.{key}: {m}"))
+                });
+            }
             FieldValue::Json(j) => std::borrow::Cow::Borrowed(&**j),
             other => std::borrow::Cow::Owned(other.to_json()),
         };
@@ -385,5 +404,88 @@ fn field_type(v: &FieldValue) -> &'static str {
         FieldValue::Num(_) => "a number",
         FieldValue::Str(_) => "a string",
         FieldValue::Json(j) => json_type(j),
+        FieldValue::Transform(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::{Quat, Vec3};
+
+    fn transform(p: [f64; 3], r: [f64; 4], s: [f64; 3]) -> Transform {
+        Transform {
+            position: Vec3 {
+                x: p[0],
+                y: p[1],
+                z: p[2],
+            },
+            rotation: Quat {
+                x: r[0],
+                y: r[1],
+                z: r[2],
+                w: r[3],
+            },
+            scale: Vec3 {
+                x: s[0],
+                y: s[1],
+                z: s[2],
+            },
+        }
+    }
+
+    /// A transform given as one (`FieldValue::Transform`) reads exactly as
+    /// its JSON form does: the same transform or the same refusal, and the
+    /// same JSON written out — for canonical parts, negative zeros, parts
+    /// off the quantization grid, a rotation a little off unit length, and
+    /// parts out of bounds or not finite.
+    #[test]
+    fn a_transform_field_reads_as_its_json() {
+        let cases = [
+            transform([1.0, 0.0, 2.5], [0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0]),
+            transform([-0.0, 3.0, -0.0], [-0.0, 0.0, -0.0, 1.0], [1.0, 2.0, 0.5]),
+            transform(
+                [1.234_56, -0.000_04, 7.0],
+                [0.0, 0.0, 0.0, 1.000_5],
+                [1.0, 1.0, 1.0],
+            ),
+            transform([2e6, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0]),
+            transform([0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0], [1.0, 1.0, 1.0]),
+            transform([0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0]),
+            transform([f64::NAN, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0]),
+            transform(
+                [0.0, 0.0, 0.0],
+                [0.0, f64::INFINITY, 0.0, 1.0],
+                [1.0, 1.0, 1.0],
+            ),
+        ];
+        for t in cases {
+            let given = FieldValue::from(t);
+            let as_json = FieldValue::from(given.to_json());
+            assert!(matches!(as_json, FieldValue::Json(_)), "{t:?}");
+            let read = |v: &FieldValue| {
+                let mut fields = Fields::new();
+                fields.set("transform", v.clone());
+                let payload = Payload::new(&fields, &["transform"]).expect("allowed");
+                format!("{:?}", payload.transform("transform"))
+            };
+            assert_eq!(read(&given), read(&as_json), "{t:?}");
+            assert_eq!(given.to_json(), as_json.to_json(), "{t:?}");
+            assert_eq!(field_type(&given), field_type(&as_json), "{t:?}");
+            let line = |v: &FieldValue| {
+                let mut fields = Fields::new();
+                fields.set("entityId", "p1");
+                fields.set("transform", v.clone());
+                let action = crate::Action::with_fields(
+                    crate::TypeName::new("entity.drop"),
+                    crate::Source::System,
+                    fields,
+                );
+                let mut out = String::new();
+                action.write_json(&mut out);
+                out
+            };
+            assert_eq!(line(&given), line(&as_json), "{t:?}");
+        }
     }
 }

@@ -198,6 +198,14 @@ impl Transform {
         })
     }
 
+    /// Whether every part is a finite number.
+    pub fn is_finite(&self) -> bool {
+        let (p, r, s) = (self.position, self.rotation, self.scale);
+        [p.x, p.y, p.z, r.x, r.y, r.z, r.w, s.x, s.y, s.z]
+            .iter()
+            .all(|c| c.is_finite())
+    }
+
     /// Canonical form.
     pub fn to_value(&self) -> Value {
         let v3 = |v: Vec3| {

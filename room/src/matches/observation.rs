@@ -225,10 +225,7 @@ impl Candidate {
             }
             Candidate::Drop { id, transform } => {
                 fields.set("entityId", FieldValue::from(&**id));
-                fields.set(
-                    "transform",
-                    FieldValue::from(transform.to_value().to_json()),
-                );
+                fields.set("transform", FieldValue::from(*transform));
             }
         }
         digipology_kernel::Action::with_fields(

@@ -255,6 +255,13 @@ pub fn check_fields(action_type: &str, payload: &Fields) -> Result<(), Rejection
             (Some(FieldValue::Json(j)), Shape::Transform | Shape::Ids | Shape::Object) => {
                 check_shape(j, *shape, &path())?;
             }
+            // A transform given as one: checked as its JSON would be
+            // (for finite parts, that is canonicalizing it).
+            (Some(FieldValue::Transform(t)), Shape::Transform) if t.is_finite() => {
+                t.canonicalize().map_err(|m| {
+                    Rejection::new(RejectCode::InvalidValue, format!("{}: {m}", path()))
+                })?;
+            }
             (Some(v), _) => check_shape(&v.to_json(), *shape, &path())?,
         }
     }
@@ -307,4 +314,51 @@ pub fn check(action_type: &str, payload: &Value) -> Result<(), Rejection> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use digipology_kernel::transform::{Quat, Transform, Vec3};
+
+    /// A drop whose transform is given as one passes or fails the schema
+    /// exactly as the same transform given as JSON does.
+    #[test]
+    fn a_transform_field_is_checked_as_its_json() {
+        for (w, scale) in [
+            (1.0, 1.0),
+            (1.0005, 2.0),
+            (2.0, 1.0),
+            (1.0, 0.0),
+            (f64::NAN, 1.0),
+        ] {
+            let t = Transform {
+                position: Vec3 {
+                    x: 1.0,
+                    y: -0.0,
+                    z: 2.0,
+                },
+                rotation: Quat {
+                    x: 0.0,
+                    y: 0.0,
+                    z: 0.0,
+                    w,
+                },
+                scale: Vec3 {
+                    x: scale,
+                    y: 1.0,
+                    z: 1.0,
+                },
+            };
+            let check = |v: FieldValue| {
+                let mut fields = Fields::new();
+                fields.set("entityId", "p1");
+                fields.set("transform", v);
+                format!("{:?}", check_fields("entity.drop", &fields))
+            };
+            let given = FieldValue::from(t);
+            let as_json = FieldValue::from(given.to_json());
+            assert_eq!(check(given), check(as_json), "{t:?}");
+        }
+    }
 }
