@@ -44,14 +44,17 @@ const UP_TOP: c_int = ffi::lua_upvalueindex(2);
 const UP_FALLBACK: c_int = ffi::lua_upvalueindex(3);
 const UP_CHILD: c_int = ffi::lua_upvalueindex(4);
 const UP_SET_FALLBACK: c_int = ffi::lua_upvalueindex(5);
-const UP_SLOT: c_int = ffi::lua_upvalueindex(6);
-const UPVALUES: c_int = 6;
+const UP_FAIL: c_int = ffi::lua_upvalueindex(6);
+const UP_SLOT: c_int = ffi::lua_upvalueindex(7);
+const UPVALUES: c_int = 7;
 
-/// `N.storage_meta(script, top, fallback, child, set_fallback)`: the
+/// `N.storage_meta(script, top, fallback, child, set_fallback, fail)`: the
 /// `__index` and `__newindex` of a storage node — the root (`top` nil) or
 /// the table at top-level key `top`. `fallback(node, key)` and
 /// `set_fallback(node, key, value, level)` are the node's Lua metamethods,
-/// `child(key)` makes (or finds) the node of a table a read found.
+/// `child(key)` makes (or finds) the node of a table a read found, and
+/// `fail(kind, message, level)` raises a refused write as the Lua path
+/// does (the same counted instructions).
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     // Added to, never replaced: a closure made earlier keeps its slot.
     match lua.app_data_mut::<KeepSlots>() {
@@ -71,21 +74,22 @@ pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<F
     }
 }
 
-/// The factory: checks its five arguments and makes both closures over
+/// The factory: checks its six arguments and makes both closures over
 /// them and the slot.
 unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_int {
     let fine = ffi::lua_type(state, 1) == ffi::LUA_TSTRING
         && matches!(ffi::lua_type(state, 2), ffi::LUA_TSTRING | ffi::LUA_TNIL)
         && ffi::lua_type(state, 3) == ffi::LUA_TFUNCTION
         && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION
-        && ffi::lua_type(state, 5) == ffi::LUA_TFUNCTION;
+        && ffi::lua_type(state, 5) == ffi::LUA_TFUNCTION
+        && ffi::lua_type(state, 6) == ffi::LUA_TFUNCTION;
     if !fine {
         raise(
             state,
-            b"storage_meta(script, top, fallback, child, set_fallback): bad arguments",
+            b"storage_meta(script, top, fallback, child, set_fallback, fail): bad arguments",
         );
     }
-    ffi::lua_settop(state, 5);
+    ffi::lua_settop(state, 6);
     for f in [storage_index as ffi::lua_CFunction, storage_newindex] {
         for i in 1..UPVALUES {
             ffi::lua_pushvalue(state, i);
@@ -188,9 +192,7 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     match wrote {
         Some(Wrote::Done) => 0,
         Some(Wrote::Budget) => raise(state, BUDGET_MSG.as_bytes()),
-        // SAFETY: the message kept in `Shared`, untouched until the next
-        // refusal; Lua copies it before anything else runs.
-        Some(Wrote::Refused(p, n)) => raise_here(state, std::slice::from_raw_parts(p, n)),
+        Some(Wrote::Refused(kind, p, n)) => refuse(state, kind, p, n),
         None => set_fallback(state),
     }
 }
@@ -228,12 +230,19 @@ unsafe fn bad_key(state: *mut ffi::lua_State, ty: c_int) -> c_int {
     ffi::lua_error(state)
 }
 
-/// Raises `msg` at the line of the script that called this function.
-unsafe fn raise_here(state: *mut ffi::lua_State, msg: &[u8]) -> ! {
-    ffi::luaL_where(state, 1);
-    ffi::lua_pushlstring(state, msg.as_ptr().cast::<c_char>(), msg.len());
-    ffi::lua_concat(state, 2);
-    ffi::lua_error(state)
+/// Raises a refused write through the prelude's `fail(kind, message,
+/// level)`, as the Lua `__newindex` does: at the script's line (two levels
+/// up: `fail`, then this function), its kind recorded, the same counted
+/// instructions run.
+unsafe fn refuse(state: *mut ffi::lua_State, kind: &'static str, p: *const u8, n: usize) -> c_int {
+    ffi::lua_pushvalue(state, UP_FAIL);
+    ffi::lua_pushlstring(state, kind.as_ptr().cast::<c_char>(), kind.len());
+    // SAFETY: the message kept in `Shared`, untouched until the next
+    // refusal; pushing it copies it before anything else can run.
+    ffi::lua_pushlstring(state, p.cast::<c_char>(), n);
+    ffi::lua_pushinteger(state, 2);
+    ffi::lua_call(state, 3, 0);
+    0
 }
 
 /// Raises `msg` as a string error.

@@ -69,9 +69,9 @@ pub(crate) enum Wrote {
     Done,
     /// The budget is spent.
     Budget,
-    /// Refused: the message's bytes, kept in `Shared` until the next
-    /// refusal (the kind is recorded).
-    Refused(*const u8, usize),
+    /// Refused: the kind's name and the message's bytes, kept in
+    /// `Shared` until the next refusal.
+    Refused(&'static str, *const u8, usize),
 }
 
 /// Whether a write of `value` at `key` takes the raw path: a key and value
@@ -312,9 +312,9 @@ impl Call<'_, '_, '_> {
 
     /// The raw `__newindex` of a `storage` node (`raw.rs`): what
     /// [`Call::storage_set`] does with a key and a scalar that
-    /// [`plain_write`] accepts, charged the same; a refusal's kind is
-    /// recorded and its message kept in [`Shared`](crate::shared::Shared)
-    /// for the caller to raise.
+    /// [`plain_write`] accepts, charged the same; a refusal's message is
+    /// kept in [`Shared`](crate::shared::Shared) for the caller to raise
+    /// with its kind.
     pub(crate) fn storage_write(
         &mut self,
         script: &[u8],
@@ -322,6 +322,8 @@ impl Call<'_, '_, '_> {
         parent: Option<&[u8]>,
         value: Scalar<'_>,
     ) -> Wrote {
+        // Counted as the native it replaces was (`Shared::natives`).
+        self.shared.note_native();
         if self.charge_storage(WRITE_CHARGE).is_err() {
             return Wrote::Budget;
         }
@@ -341,9 +343,8 @@ impl Call<'_, '_, '_> {
         match self.write_checked(&script, path, value) {
             Ok(()) => Wrote::Done,
             Err((msg, kind)) => {
-                self.shared.fail(crate::shared::kind_named(kind));
                 let (p, n) = self.shared.keep_refusal(msg);
-                Wrote::Refused(p, n)
+                Wrote::Refused(kind, p, n)
             }
         }
     }

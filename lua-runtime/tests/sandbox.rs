@@ -979,3 +979,50 @@ fn storage_reads_and_writes_are_charged_to_the_budget() {
         attack_with(body, "budget", limits);
     }
 }
+
+/// The smallest instruction budget a press of `src` fits in (binary
+/// search; the press is accepted at it and refused just below).
+fn smallest_budget(src: &str) -> u64 {
+    let fits = |max: u64| {
+        let limits = Limits {
+            instructions_max: max,
+            ..Limits::default()
+        };
+        let (mut k, mut host) = room_with(&[("main", src, &[("global", None)])], limits);
+        start(&mut k, &mut host);
+        k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        )
+        .accepted()
+    };
+    let (mut lo, mut hi) = (1u64, 10_000_000u64);
+    assert!(fits(hi), "{src}");
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// A refused storage write a script catches costs the same instructions
+/// whichever path refused it: a scalar written to a top-level table is
+/// refused by the C function of its keys, a table by the Lua path (the
+/// list `storage.t` takes no string key either way): 500 more caught
+/// refusals cost both the same.
+#[test]
+fn a_caught_refused_write_costs_the_same_on_both_paths() {
+    let per_500 = |value: &str| {
+        let src = |n: u32| {
+            format!(
+                "function on_button_pressed(e)\n  storage.t = {{ 1 }}\n  local t, v = storage.t, {value}\n  for i = 1, {n} do pcall(function() t.k = v end) end\nend\n"
+            )
+        };
+        smallest_budget(&src(1000)) - smallest_budget(&src(500))
+    };
+    assert_eq!(per_500("1"), per_500("{}"));
+}

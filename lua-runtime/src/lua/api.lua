@@ -554,7 +554,7 @@ local function storage_node(script_id, path)
   -- above do, charged the same, and hand them anything else.
   if root or top then
     mt.__index, mt.__newindex = N.storage_meta(script_id, top, mt.__index,
-      function(k) return child(k, nil) end, mt.__newindex)
+      function(k) return child(k, nil) end, mt.__newindex, fail)
   end
   return raw_setmetatable(node, mt)
 end
