@@ -202,7 +202,15 @@ impl Plan<'_> {
             ..Outcome::default()
         };
         let mut sink = io::sink();
-        room.keep_events();
+        // Only the kinds `tally` counts.
+        room.keep_events_of(|k| {
+            matches!(
+                k,
+                EventKind::ActionRejected { .. }
+                    | EventKind::ScriptError { .. }
+                    | EventKind::MatchHostEvent { .. }
+            )
+        });
         room.no_event_lines();
         room.start(&mut sink).map_err(|e| e.to_string())?;
         room.seat_players(

@@ -353,6 +353,23 @@ fn a_games_own_bot_plays_its_seat() {
         serde_json::json!({}),
         "its moves are legal"
     );
+    // Fuzz bots submit whatever they draw: the game's guards refuse most
+    // pick-ups, and the report counts each refusal by type and code.
+    let (code, stdout, stderr) = simulate(&[
+        "examples/tic-tac-toe",
+        "--matches",
+        "20",
+        "--bots",
+        "fuzz",
+        "--max-actions",
+        "200",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("report");
+    let refused = r["rejections"]["entity.grab"]["guard_denied"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(refused > 20, "{}", r["rejections"]);
     let (code, stdout, stderr) = simulate(&[
         "examples/rock-paper-scissors",
         "--matches",

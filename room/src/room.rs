@@ -103,6 +103,8 @@ pub struct Room {
     pub view: Viewer,
     /// Every event since the last [`Room::take_events`], when kept.
     kept_events: Option<Vec<digipology_kernel::Event>>,
+    /// Which events are kept (all without one: [`Room::keep_events_of`]).
+    kept_kinds: Option<fn(&digipology_kernel::EventKind) -> bool>,
     /// Whether events are written out as lines (off: [`Room::no_event_lines`]).
     event_lines: bool,
     /// The match layer, when the room runs a match (docs/match.md).
@@ -146,6 +148,7 @@ impl Room {
             flush_each: true,
             view: Viewer::Referee,
             kept_events: None,
+            kept_kinds: None,
             event_lines: true,
             matchup: None,
             observations: None,
@@ -188,6 +191,7 @@ impl Room {
         fresh.event_lines = self.event_lines;
         fresh.history = self.history.as_ref().map(|_| Vec::new());
         fresh.kept_events = self.kept_events.as_ref().map(|_| Vec::new());
+        fresh.kept_kinds = self.kept_kinds;
         let config = self.matchup.take().map(|m| m.config);
         *self = fresh;
         match config {
@@ -410,6 +414,14 @@ impl Room {
     /// that judge them as each viewer sees them).
     pub fn keep_events(&mut self) {
         self.kept_events.get_or_insert_with(Vec::new);
+        self.kept_kinds = None;
+    }
+
+    /// Keeps only the events `wanted` picks from now on (a tally that
+    /// reads a few kinds: the rest are neither copied nor judged).
+    pub fn keep_events_of(&mut self, wanted: fn(&digipology_kernel::EventKind) -> bool) {
+        self.kept_events.get_or_insert_with(Vec::new);
+        self.kept_kinds = Some(wanted);
     }
 
     /// The events kept since the last call (none unless
@@ -470,10 +482,17 @@ impl Room {
         if let Some(kept) = &mut self.kept_events {
             // Judged later, after other actions: fixed to this one now.
             let state = self.kernel.state();
-            kept.extend(out.events.iter().cloned().map(|mut e| {
-                state.pin_sight(&mut e);
-                e
-            }));
+            let wanted = self.kept_kinds;
+            kept.extend(
+                out.events
+                    .iter()
+                    .filter(|e| wanted.is_none_or(|w| w(&e.kind)))
+                    .cloned()
+                    .map(|mut e| {
+                        state.pin_sight(&mut e);
+                        e
+                    }),
+            );
         }
         if let (Some(given), Some(h)) = (given, &mut self.history) {
             h.push(Step {
