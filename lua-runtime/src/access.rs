@@ -188,12 +188,8 @@ impl Call<'_, '_, '_> {
         let Some(player) = player else {
             return Ok(LuaValue::Nil);
         };
-        match self
-            .state()
-            .seats_ordered()
-            .find(|(_, occupant)| occupant.map(|p| &**p) == Some(player))
-        {
-            Some((seat, _)) => Ok(LuaValue::String(self.shared.string(lua, seat)?)),
+        match self.seat_name_of(player) {
+            Some(seat) => Ok(LuaValue::String(self.shared.string(lua, seat)?)),
             None => Ok(LuaValue::Nil),
         }
     }
@@ -339,14 +335,8 @@ impl Call<'_, '_, '_> {
     /// of that container, snap point or stack — as values, for the prelude
     /// to build the table (strings from the cache: nothing to allocate).
     pub fn placement(&self, lua: &Lua, key: i64) -> mlua::Result<(bool, LuaValue, LuaValue)> {
-        let Some(e) = self.by_key(key) else {
+        let Some((kind, id)) = self.placement_of(key) else {
             return Ok((false, LuaValue::Nil, LuaValue::Nil));
-        };
-        let (kind, id) = match &e.placement {
-            Placement::World => ("world", None),
-            Placement::Container(i) => ("container", Some(i)),
-            Placement::Snap(i) => ("snap", Some(i)),
-            Placement::Stack(i) => ("stack", Some(i)),
         };
         let id = match id {
             Some(i) => LuaValue::String(self.shared.string(lua, i)?),
@@ -358,14 +348,44 @@ impl Call<'_, '_, '_> {
     /// `has_tag(key, tag)`: whether the handle names an entity, and
     /// whether that entity has `tag` (a string).
     pub fn has_tag(&self, key: i64, tag: &LuaValue) -> (bool, bool) {
+        match tag {
+            LuaValue::String(t) => self.has_tag_bytes(key, Some(&t.as_bytes())),
+            _ => self.has_tag_bytes(key, None),
+        }
+    }
+
+    /// [`Call::has_tag`] of a tag given as bytes (`None`: not a string).
+    pub(crate) fn has_tag_bytes(&self, key: i64, tag: Option<&[u8]>) -> (bool, bool) {
         let Some(e) = self.by_key(key) else {
             return (false, false);
         };
-        let has = match tag {
-            LuaValue::String(t) => e.tags.iter().any(|x| x.as_bytes() == &*t.as_bytes()),
-            _ => false,
-        };
+        let has = tag.is_some_and(|t| e.tags.iter().any(|x| x.as_bytes() == t));
         (true, has)
+    }
+
+    /// [`Call::seat_of`]'s seat, as a name borrowed from the state.
+    pub(crate) fn seat_name_of(&self, player: &str) -> Option<&str> {
+        self.state()
+            .seats_ordered()
+            .find(|(_, occupant)| occupant.map(|p| &**p) == Some(player))
+            .map(|(seat, _)| &**seat)
+    }
+
+    /// [`Call::placement`]'s answer with names borrowed: `None` when the
+    /// handle names no entity, else the kind and the id it is in.
+    pub(crate) fn placement_of(&self, key: i64) -> Option<(&'static str, Option<&str>)> {
+        let e = self.by_key(key)?;
+        Some(match &e.placement {
+            Placement::World => ("world", None),
+            Placement::Container(i) => ("container", Some(&**i)),
+            Placement::Snap(i) => ("snap", Some(&**i)),
+            Placement::Stack(i) => ("stack", Some(&**i)),
+        })
+    }
+
+    /// [`Call::lookup_key`] of an id given as text.
+    pub(crate) fn lookup_str(&self, id: &str) -> Option<i64> {
+        self.state().key(id).map(handle_of)
     }
 
     /// The entity behind a handle if it is still there and — when `id` is
@@ -388,7 +408,7 @@ impl Call<'_, '_, '_> {
             return None;
         };
         let id = id.to_str().ok()?;
-        self.state().key(&id).map(handle_of)
+        self.lookup_str(&id)
     }
 
     /// `items(key)`: `true, n, id1, handle1, id2, handle2, …` for a

@@ -80,6 +80,7 @@ pub fn natives(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
     entity_natives(lua, slot, &t)?;
     game_natives(lua, slot, &t)?;
     write_natives(lua, slot, &t)?;
+    crate::raw::raw_natives(lua, slot, &t)?;
     Ok(t)
 }
 

@@ -1,33 +1,36 @@
 //! The second place this crate uses `unsafe`: a script's most frequent
-//! call — reading a key of `storage` (`storage.turn`, `storage.board.c5`) —
-//! as a C function of its own, the `__index` of the prelude's root and
-//! top-level `storage` nodes.
+//! calls as C functions of their own — reading a key of `storage`
+//! (`storage.turn`, `storage.board.c5`) and writing a scalar to one, as
+//! the `__index` and `__newindex` of the prelude's root and top-level
+//! `storage` nodes, and the natives behind `has_tag`, `seat_of`,
+//! `placement` and `game.entity`.
 //!
-//! Through mlua, such a read was a Lua metamethod calling a native: a Lua
-//! frame, then mlua's per-call machinery (its error guard, a reference made
-//! and dropped for every argument and result). This function reads the key
-//! from the Lua stack, asks [`Call::storage_read`] (the same charge and the
-//! same answer as the `storage_get_key` native) through the [`Slot`], and
-//! pushes the value. Anything out of the ordinary — an integer key of the
-//! root, a read outside a callback — goes to the node's Lua `__index`,
-//! which the closure keeps as an upvalue; a key of the wrong type is the
-//! same error, at the same line, as before.
+//! Through mlua, each was a native behind mlua's per-call machinery (its
+//! error guard, a reference made and dropped for every argument and
+//! result), a storage access also behind a Lua metamethod. These functions
+//! read their arguments from the Lua stack, ask the running callback's
+//! [`Call`](crate::access::Call) through the [`Slot`] — the same checks,
+//! charges and answers as the path they stand in for — and push the
+//! values. Anything out of the ordinary (an argument of another type, a
+//! call outside a callback, a table written to storage) goes to that path,
+//! kept as an upvalue, so its answers and errors stay what they were; an
+//! error raised here names the script's line as the Lua path did.
 //!
-//! Safety rests on three rules, kept in the one function that needs them:
-//! the [`Slot`] a closure points at lives as long as the Lua state (the
-//! state's app data holds it); nothing with a destructor is alive while a
-//! Lua API call may raise an error (Lua unwinds with `longjmp`); and no
-//! Rust panic leaves the function.
+//! Safety rests on three rules, kept in each function: the [`Slot`] a
+//! closure points at lives as long as the Lua state (the state's app data
+//! holds it); nothing with a destructor is alive while a Lua API call may
+//! raise an error (Lua unwinds with `longjmp`); and no Rust panic leaves
+//! the function.
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-use mlua::{ffi, Function, Lua};
+use mlua::{ffi, Function, Lua, Table};
 
 use crate::errors::BUDGET_MSG;
-use crate::slot::Slot;
+use crate::slot::{Erased, Slot};
 use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
 
 /// Keeps every [`Slot`] raw closures point at alive as long as the Lua
@@ -37,6 +40,17 @@ struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
 /// The error of a bug in the runtime's own read or write (a panic, caught).
 const PANIC_MSG: &[u8] =
     b"internal error in the runtime reading or writing storage (please report it)";
+
+/// Keeps `slot` alive with the state: added to the kept ones, never
+/// replacing them (a closure made earlier keeps its slot).
+fn keep_slot(lua: &Lua, slot: &Rc<Slot>) {
+    match lua.app_data_mut::<KeepSlots>() {
+        Some(mut kept) => kept.0.push(slot.clone()),
+        None => {
+            lua.set_app_data(KeepSlots(vec![slot.clone()]));
+        }
+    }
+}
 
 // The upvalues of a storage node's `__index` and `__newindex` closures.
 const UP_SCRIPT: c_int = ffi::lua_upvalueindex(1);
@@ -56,13 +70,7 @@ const UPVALUES: c_int = 7;
 /// `fail(kind, message, level)` raises a refused write as the Lua path
 /// does (the same counted instructions).
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
-    // Added to, never replaced: a closure made earlier keeps its slot.
-    match lua.app_data_mut::<KeepSlots>() {
-        Some(mut kept) => kept.0.push(slot.clone()),
-        None => {
-            lua.set_app_data(KeepSlots(vec![slot.clone()]));
-        }
-    }
+    keep_slot(lua, slot);
     let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
     // SAFETY: pushes one light userdata and makes a closure of it; the
     // pointer stays valid as long as the state (KeepSlots above).
@@ -98,6 +106,158 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
         ffi::lua_pushcclosure(state, f, UPVALUES);
     }
     2
+}
+
+/// The natives of a guard's usual reads that answer plain arguments in C:
+/// (name in `N`, function). Each keeps the mlua native it replaces as its
+/// first upvalue and hands it any call it does not answer itself (an
+/// argument of another type, a call outside a callback), so every answer
+/// and error is the one that native gives.
+const RAW_NATIVES: [(&str, ffi::lua_CFunction); 4] = [
+    ("has_tag", raw_has_tag),
+    ("seat_of", raw_seat_of),
+    ("placement", raw_placement),
+    ("lookup", raw_lookup),
+];
+
+/// What a raw native answers: plain values, a string borrowed from the
+/// state or a constant (pushed before anything can change it).
+#[derive(Clone, Copy)]
+enum Out {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Str(*const u8, usize),
+}
+
+impl Out {
+    fn str(s: &str) -> Out {
+        Out::Str(s.as_ptr(), s.len())
+    }
+
+    fn opt_str(s: Option<&str>) -> Out {
+        s.map_or(Out::Nil, Out::str)
+    }
+}
+
+/// Replaces the natives of [`RAW_NATIVES`] in `n` (the prelude's `N`,
+/// before the prelude runs) by their raw forms.
+pub(crate) fn raw_natives(lua: &Lua, slot: &Rc<Slot>, n: &Table) -> mlua::Result<()> {
+    keep_slot(lua, slot);
+    let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
+    for (name, f) in RAW_NATIVES {
+        let slow: Function = n.raw_get(name)?;
+        // SAFETY: pushes the light userdata after the native (exec_raw's
+        // argument) and makes a closure of both; the pointer stays valid
+        // as long as the state (keep_slot).
+        let raw: Function = unsafe {
+            lua.exec_raw(slow, |state| {
+                ffi::lua_pushlightuserdata(state, slot_ptr);
+                ffi::lua_pushcclosure(state, f, 2);
+            })
+        }?;
+        n.raw_set(name, raw)?;
+    }
+    Ok(())
+}
+
+/// Runs `f` with the running callback's `Call` (counted as a native call)
+/// and pushes its answers; outside a callback the mlua native answers.
+unsafe fn answer<const N: usize>(
+    state: *mut ffi::lua_State,
+    f: impl FnOnce(&Erased) -> [Out; N],
+) -> c_int {
+    // SAFETY: upvalue 2 is the light userdata `raw_natives` made from a
+    // live `Rc<Slot>`, kept alive with the state.
+    let slot = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(2)).cast::<Slot>();
+    let Ok(got) = catch_unwind(AssertUnwindSafe(|| {
+        slot.with_current(|call| {
+            call.shared.note_native();
+            f(call)
+        })
+    })) else {
+        raise(state, PANIC_MSG)
+    };
+    // Nothing below holds a destructor: `got` is plain data.
+    let Some(outs) = got else {
+        return slow(state);
+    };
+    for out in outs {
+        match out {
+            Out::Nil => ffi::lua_pushnil(state),
+            Out::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
+            Out::Int(i) => ffi::lua_pushinteger(state, i),
+            // SAFETY: a constant, or a name in the state, which nothing
+            // has changed since it was read.
+            Out::Str(p, n) => {
+                ffi::lua_pushlstring(state, p.cast::<c_char>(), n);
+            }
+        }
+    }
+    c_int::try_from(N).unwrap_or(0)
+}
+
+/// The mlua native (upvalue 1) called with this call's arguments; its
+/// results.
+unsafe fn slow(state: *mut ffi::lua_State) -> c_int {
+    let args = ffi::lua_gettop(state);
+    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+    ffi::lua_insert(state, 1);
+    ffi::lua_call(state, args, ffi::LUA_MULTRET);
+    ffi::lua_gettop(state)
+}
+
+/// The integer at `idx`, if it is one (a handle).
+unsafe fn integer(state: *mut ffi::lua_State, idx: c_int) -> Option<i64> {
+    (ffi::lua_isinteger(state, idx) != 0)
+        .then(|| ffi::lua_tointegerx(state, idx, std::ptr::null_mut()))
+}
+
+/// The string at `idx` as text: `None` for another type, `Some(None)` for
+/// bytes that are not UTF-8.
+unsafe fn text<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<Option<&'a str>> {
+    (ffi::lua_type(state, idx) == ffi::LUA_TSTRING)
+        .then(|| std::str::from_utf8(bytes(state, idx)).ok())
+}
+
+/// `has_tag(key, tag)`: `live, has`.
+unsafe extern "C-unwind" fn raw_has_tag(state: *mut ffi::lua_State) -> c_int {
+    let Some(key) = integer(state, 1) else {
+        return slow(state);
+    };
+    let tag = (ffi::lua_type(state, 2) == ffi::LUA_TSTRING).then(|| bytes(state, 2));
+    answer(state, |call| {
+        let (live, has) = call.has_tag_bytes(key, tag);
+        [Out::Bool(live), Out::Bool(has)]
+    })
+}
+
+/// `seat_of(player)`: the seat's name, or nil.
+unsafe extern "C-unwind" fn raw_seat_of(state: *mut ffi::lua_State) -> c_int {
+    let player = text(state, 1).flatten();
+    answer(state, |call| {
+        [Out::opt_str(player.and_then(|p| call.seat_name_of(p)))]
+    })
+}
+
+/// `placement(key)`: `live, kind, id`.
+unsafe extern "C-unwind" fn raw_placement(state: *mut ffi::lua_State) -> c_int {
+    let Some(key) = integer(state, 1) else {
+        return slow(state);
+    };
+    answer(state, |call| match call.placement_of(key) {
+        Some((kind, id)) => [Out::Bool(true), Out::str(kind), Out::opt_str(id)],
+        None => [Out::Bool(false), Out::Nil, Out::Nil],
+    })
+}
+
+/// `lookup(id)`: the entity's handle, or nil.
+unsafe extern "C-unwind" fn raw_lookup(state: *mut ffi::lua_State) -> c_int {
+    let id = text(state, 1).flatten();
+    answer(state, |call| {
+        [id.and_then(|i| call.lookup_str(i))
+            .map_or(Out::Nil, Out::Int)]
+    })
 }
 
 /// A storage node's `__index(node, key)`.

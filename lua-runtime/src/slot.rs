@@ -14,7 +14,8 @@ use std::ptr;
 
 use crate::access::Call;
 
-type Erased = Call<'static, 'static, 'static>;
+/// The running callback's [`Call`], its lifetimes erased.
+pub(crate) type Erased = Call<'static, 'static, 'static>;
 
 /// Where the running callback's [`Call`] can be found.
 #[derive(Debug)]

@@ -1022,3 +1022,52 @@ fn a_guards_storage_write_is_refused_at_its_line() {
         );
     }
 }
+
+/// The reads a guard makes most — `has_tag`, `seat_of`, `placement`,
+/// `game.entity` — answer in C (`raw.rs`) whatever they are given: tags
+/// and ids of every type, players as proxies, ids or nothing, every kind
+/// of placement, entities that are gone.
+#[test]
+fn the_quick_reads_answer_every_argument() {
+    let (_, _, st) = run(r#"
+        local c = game.entity("card")
+        storage.tags = { c:has_tag("red"), c:has_tag("blue"), c:has_tag(5), c:has_tag(nil), c:has_tag({}) }
+        local actor = game.player(game.actor)
+        storage.seats = tostring(game.seat_of(actor)) .. "," .. tostring(game.seat_of(game.actor))
+          .. "," .. tostring(game.seat_of(nil)) .. "," .. tostring(game.seat_of(42))
+          .. "," .. tostring(game.seat_of("nobody"))
+        local function where(id)
+          local p = game.entity(id).placement
+          return p.kind .. ":" .. tostring(p.id)
+        end
+        game.entity("card"):attach_to(game.entity("slot"))
+        game.create_stack("pile", { game.entity("s_a"), game.entity("s_b") })
+        storage.places = { where("card2"), where("c1"), where("card"), where("s_a") }
+        storage.lookups = { game.entity("nope") == nil, game.entity(5) == nil, game.entity({}) == nil,
+          game.entity("deck") ~= nil }
+        local gone = game.entity("c2")
+        gone:destroy()
+        storage.gone = { pcall(function() return gone:has_tag("x") end) }
+        storage.gone_place = { pcall(function() return gone.placement end) }
+    "#);
+    assert_eq!(st["tags"], json!([true, false, false, false, false]));
+    // (No one is seated here: a seated player's seat is read in
+    // `seats_come_in_seat_order_and_handlers_know_the_actor`.)
+    assert_eq!(st["seats"], json!("nil,nil,nil,nil,nil"), "{st}");
+    assert_eq!(
+        st["places"],
+        json!(["world:nil", "container:deck", "snap:slot", "stack:pile"]),
+        "{st}"
+    );
+    assert_eq!(st["lookups"], json!([true, true, true, true]));
+    assert_eq!(
+        st["gone"],
+        json!([false, "entity 'c2' no longer exists"]),
+        "{st}"
+    );
+    assert_eq!(
+        st["gone_place"],
+        json!([false, "scripts/main.lua:21: entity 'c2' no longer exists"]),
+        "{st}"
+    );
+}
