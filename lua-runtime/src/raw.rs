@@ -30,6 +30,7 @@ use std::rc::Rc;
 use mlua::{ffi, Function, Lua, Table};
 
 use crate::errors::BUDGET_MSG;
+use crate::shared::Shared;
 use crate::slot::{Erased, Slot};
 use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
 
@@ -40,6 +41,60 @@ struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
 /// The error of a bug in the runtime's own read or write (a panic, caught).
 const PANIC_MSG: &[u8] =
     b"internal error in the runtime reading or writing storage (please report it)";
+
+/// Keeps the [`Shared`] `charge_strings` points at alive as long as the
+/// Lua state.
+struct KeepShared(#[allow(dead_code)] Vec<Rc<Shared>>);
+
+/// Bytes per instruction a string library call is charged (the prelude's
+/// `BYTE_COST`).
+const BYTE_COST: u64 = 4;
+
+/// `core.charge_strings(...)`: charges the budget one instruction per
+/// [`BYTE_COST`] bytes of the strings among its arguments (nothing under
+/// one instruction's worth) and answers its arguments — the metering of a
+/// string library call's arguments and results (sandbox.lua, `metered`).
+pub(crate) fn charge_strings(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {
+    match lua.app_data_mut::<KeepShared>() {
+        Some(mut kept) => kept.0.push(shared.clone()),
+        None => {
+            lua.set_app_data(KeepShared(vec![shared.clone()]));
+        }
+    }
+    let ptr = Rc::as_ptr(shared).cast_mut().cast::<c_void>();
+    // SAFETY: as for the slot in `storage_meta_factory`: the pointer stays
+    // valid as long as the state (KeepShared above).
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_pushlightuserdata(state, ptr);
+            ffi::lua_pushcclosure(state, charge_strings_c, 1);
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn charge_strings_c(state: *mut ffi::lua_State) -> c_int {
+    let n = ffi::lua_gettop(state);
+    let mut bytes = 0u64;
+    for i in 1..=n {
+        if ffi::lua_type(state, i) == ffi::LUA_TSTRING {
+            let len = u64::try_from(ffi::lua_rawlen(state, i)).unwrap_or(u64::MAX);
+            bytes = bytes.saturating_add(len);
+        }
+    }
+    let cost = bytes / BYTE_COST;
+    if cost >= 1 {
+        // SAFETY: upvalue 1 is the light userdata `charge_strings` made
+        // from a live `Rc<Shared>`, kept alive with the state.
+        let shared = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Shared>();
+        // The result (an error has a destructor) is dropped here, before
+        // anything can raise.
+        let spent = crate::errors::spend(shared, i64::try_from(cost).unwrap_or(i64::MAX)).is_ok();
+        if !spent {
+            raise(state, BUDGET_MSG.as_bytes());
+        }
+    }
+    n
+}
 
 /// Keeps `slot` alive with the state: added to the kept ones, never
 /// replacing them (a closure made earlier keeps its slot).

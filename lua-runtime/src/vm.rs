@@ -188,6 +188,7 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
         "charge",
         lua.create_function(move |_, n: i64| crate::errors::spend(&s, n.max(0)))?,
     )?;
+    core.set("charge_strings", crate::raw::charge_strings(lua, shared)?)?;
     let s = shared.clone();
     core.set(
         "fail",

@@ -1026,3 +1026,21 @@ fn a_caught_refused_write_costs_the_same_on_both_paths() {
     };
     assert_eq!(per_500("1"), per_500("{}"));
 }
+
+/// A string library call is charged one instruction per 4 bytes of the
+/// strings it takes and gives (`core.charge_strings`, a C function): 500
+/// more `upper` calls on 4,000 bytes cost 500 × (1,000 + 1,000)
+/// instructions more than on a 2-byte string (whose 2 + 2 bytes are under
+/// one instruction's worth).
+#[test]
+fn a_string_call_is_charged_by_the_bytes_it_takes_and_gives() {
+    let per_500 = |len: u32| {
+        let src = |n: u32| {
+            format!(
+                "function on_button_pressed(e)\n  local s = ('ab'):rep({len} // 2)\n  for i = 1, {n} do local _ = s:upper() end\nend\n"
+            )
+        };
+        smallest_budget(&src(1000)) - smallest_budget(&src(500))
+    };
+    assert_eq!(per_500(4000) - per_500(2), 500 * 2000);
+}
