@@ -114,16 +114,19 @@ const UP_FALLBACK: c_int = ffi::lua_upvalueindex(3);
 const UP_CHILD: c_int = ffi::lua_upvalueindex(4);
 const UP_SET_FALLBACK: c_int = ffi::lua_upvalueindex(5);
 const UP_FAIL: c_int = ffi::lua_upvalueindex(6);
-const UP_SLOT: c_int = ffi::lua_upvalueindex(7);
-const UPVALUES: c_int = 7;
+const UP_CHILDREN: c_int = ffi::lua_upvalueindex(7);
+const UP_SLOT: c_int = ffi::lua_upvalueindex(8);
+const UPVALUES: c_int = 8;
 
-/// `N.storage_meta(script, top, fallback, child, set_fallback, fail)`: the
+/// `N.storage_meta(script, top, fallback, child, set_fallback, fail,
+/// children)`: the
 /// `__index` and `__newindex` of a storage node — the root (`top` nil) or
 /// the table at top-level key `top`. `fallback(node, key)` and
 /// `set_fallback(node, key, value, level)` are the node's Lua metamethods,
 /// `child(key)` makes (or finds) the node of a table a read found, and
 /// `fail(kind, message, level)` raises a refused write as the Lua path
-/// does (the same counted instructions).
+/// does (the same counted instructions); `children` is the root's table of
+/// the nodes it keeps (nil for a top-level table), which `child` fills.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     keep_slot(lua, slot);
     let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
@@ -137,7 +140,7 @@ pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<F
     }
 }
 
-/// The factory: checks its six arguments and makes both closures over
+/// The factory: checks its seven arguments and makes both closures over
 /// them and the slot.
 unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_int {
     let fine = ffi::lua_type(state, 1) == ffi::LUA_TSTRING
@@ -145,14 +148,15 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
         && ffi::lua_type(state, 3) == ffi::LUA_TFUNCTION
         && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION
         && ffi::lua_type(state, 5) == ffi::LUA_TFUNCTION
-        && ffi::lua_type(state, 6) == ffi::LUA_TFUNCTION;
+        && ffi::lua_type(state, 6) == ffi::LUA_TFUNCTION
+        && matches!(ffi::lua_type(state, 7), ffi::LUA_TTABLE | ffi::LUA_TNIL);
     if !fine {
         raise(
             state,
-            b"storage_meta(script, top, fallback, child, set_fallback, fail): bad arguments",
+            b"storage_meta(script, top, fallback, child, set_fallback, fail, children): bad arguments",
         );
     }
-    ffi::lua_settop(state, 6);
+    ffi::lua_settop(state, 7);
     for f in [storage_index as ffi::lua_CFunction, storage_newindex] {
         for i in 1..UPVALUES {
             ffi::lua_pushvalue(state, i);
@@ -360,6 +364,14 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
             ffi::lua_pushlstring(state, p.cast::<c_char>(), n);
         }
         Found::Table => {
+            // A node the root kept: no call into Lua.
+            if ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
+                ffi::lua_pushvalue(state, 2);
+                if ffi::lua_rawget(state, UP_CHILDREN) != ffi::LUA_TNIL {
+                    return 1;
+                }
+                ffi::lua_pop(state, 1);
+            }
             ffi::lua_pushvalue(state, UP_CHILD);
             ffi::lua_pushvalue(state, 2);
             ffi::lua_call(state, 1, 1);

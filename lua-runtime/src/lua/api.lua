@@ -482,7 +482,11 @@ local function storage_node(script_id, path)
   local top = #path == 1 and type(path[1]) == "string" and path[1] or nil
   local children, kept = {}, 0
   if root then
-    STORAGE_ROOTS[#STORAGE_ROOTS + 1] = function() children, kept = {}, 0 end
+    -- Emptied in place: the C `__index` below holds the table.
+    STORAGE_ROOTS[#STORAGE_ROOTS + 1] = function()
+      for k in next, children do children[k] = nil end
+      kept = 0
+    end
   end
   local function child_path(k)
     if type(k) ~= "string" and mtype(k) ~= "integer" then
@@ -554,7 +558,7 @@ local function storage_node(script_id, path)
   -- above do, charged the same, and hand them anything else.
   if root or top then
     mt.__index, mt.__newindex = N.storage_meta(script_id, top, mt.__index,
-      function(k) return child(k, nil) end, mt.__newindex, fail)
+      function(k) return child(k, nil) end, mt.__newindex, fail, root and children or nil)
   end
   return raw_setmetatable(node, mt)
 end
