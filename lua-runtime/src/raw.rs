@@ -38,9 +38,8 @@ use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
 /// state (app data is dropped after the state is closed).
 struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
 
-/// The error of a bug in the runtime's own read or write (a panic, caught).
-const PANIC_MSG: &[u8] =
-    b"internal error in the runtime reading or writing storage (please report it)";
+/// The error of a bug in one of these functions (a panic, caught).
+const PANIC_MSG: &[u8] = b"internal error in the runtime (please report it)";
 
 /// Keeps the [`Shared`] `charge_strings` points at alive as long as the
 /// Lua state.
@@ -88,9 +87,13 @@ unsafe extern "C-unwind" fn charge_strings_c(state: *mut ffi::lua_State) -> c_in
         let shared = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Shared>();
         // The result (an error has a destructor) is dropped here, before
         // anything can raise.
-        let spent = crate::errors::spend(shared, i64::try_from(cost).unwrap_or(i64::MAX)).is_ok();
-        if !spent {
-            raise(state, BUDGET_MSG.as_bytes());
+        let spent = catch_unwind(AssertUnwindSafe(|| {
+            crate::errors::spend(shared, i64::try_from(cost).unwrap_or(i64::MAX)).is_ok()
+        }));
+        match spent {
+            Ok(true) => {}
+            Ok(false) => raise(state, BUDGET_MSG.as_bytes()),
+            Err(_) => raise(state, PANIC_MSG),
         }
     }
     n

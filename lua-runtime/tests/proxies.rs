@@ -1045,6 +1045,12 @@ fn the_quick_reads_answer_every_argument() {
         storage.places = { where("card2"), where("c1"), where("card"), where("s_a") }
         storage.lookups = { game.entity("nope") == nil, game.entity(5) == nil, game.entity({}) == nil,
           game.entity("deck") ~= nil }
+        -- Handles that are not integers take the mlua natives' path: a
+        -- float that is one converts, a table is refused as before.
+        local h = rawget(c, 0)
+        local has_tag = c.has_tag
+        storage.odd = { has_tag({ [0] = h + 0.0, [1] = "card" }, "red"),
+          (pcall(has_tag, { [0] = {}, [1] = "card" }, "red")) }
         local gone = game.entity("c2")
         gone:destroy()
         storage.gone = { pcall(function() return gone:has_tag("x") end) }
@@ -1060,6 +1066,7 @@ fn the_quick_reads_answer_every_argument() {
         "{st}"
     );
     assert_eq!(st["lookups"], json!([true, true, true, true]));
+    assert_eq!(st["odd"], json!([true, false]), "{st}");
     assert_eq!(
         st["gone"],
         json!([false, "entity 'c2' no longer exists"]),
@@ -1067,7 +1074,7 @@ fn the_quick_reads_answer_every_argument() {
     );
     assert_eq!(
         st["gone_place"],
-        json!([false, "scripts/main.lua:21: entity 'c2' no longer exists"]),
+        json!([false, "scripts/main.lua:27: entity 'c2' no longer exists"]),
         "{st}"
     );
 }
