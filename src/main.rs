@@ -271,8 +271,25 @@ struct TestArgs {
     format: String,
 }
 
+/// Whether a panic is `print!` finding standard output closed (a broken
+/// pipe), which is no bug.
+fn reader_went_away(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let p = info.payload();
+    let text = p
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| p.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    text.starts_with("failed printing to stdout") && text.contains("Broken pipe")
+}
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
+        if reader_went_away(info) {
+            // `digipology … | head`: the reader closed the pipe. Stop
+            // quietly, with the status a shell tool killed by SIGPIPE has.
+            std::process::exit(141);
+        }
         eprintln!(
             "digipology: internal error ({info}). This is a bug in digipology, not in your game; please report it with the command you ran."
         );

@@ -439,3 +439,23 @@ fn a_run_can_show_what_one_seat_sees() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("\"west\" is not referee, spectator or one of the game's seats"));
 }
+
+/// A reader that goes away (`digipology … | head`) stops the program
+/// quietly, as it stops a shell tool: status 141, no "internal error".
+/// The pipe is closed before the program writes anything: `simulate`
+/// writes its report only after playing its matches.
+#[test]
+fn a_closed_pipe_is_no_internal_error() {
+    let mut child = bin()
+        .args(["simulate", "examples/tic-tac-toe", "--matches", "200"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("simulate starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("simulate ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
