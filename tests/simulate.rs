@@ -370,6 +370,12 @@ fn a_games_own_bot_plays_its_seat() {
         .as_u64()
         .unwrap_or(0);
     assert!(refused > 20, "{}", r["rejections"]);
+    // Pieces on the board are locked: no candidate picks one up.
+    assert!(
+        r["rejections"]["entity.grab"].get("locked").is_none(),
+        "{}",
+        r["rejections"]
+    );
     let (code, stdout, stderr) = simulate(&[
         "examples/rock-paper-scissors",
         "--matches",

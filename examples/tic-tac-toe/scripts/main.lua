@@ -24,12 +24,13 @@ for n = 1, 9 do
 end
 
 -- Guards run before the move commits; a reason tells the player why not.
+-- (A piece on the board is locked, so the table refuses to pick it up
+-- before any guard is asked.)
 function can_grab(player, piece)
   if storage.winner or storage.draw then return false, "the game is over" end
   local seat = seat_of(player)
   if not piece:has_tag(seat or "") then return false, "that is not your piece" end
   if seat ~= turn() then return false, "wait for your turn" end
-  if piece.placement.kind == "snap" then return false, "pieces on the board stay put" end
   return true
 end
 
@@ -66,9 +67,10 @@ local function wins(n, m)
   return false
 end
 
--- A piece landed on a cell: that was the move.
+-- A piece landed on a cell: that was the move. The piece stays there.
 function on_snap_attached(event)
   local cell, m = event.data.snapPointId, event.data.entityId:sub(1, 1)
+  game.entity(event.data.entityId):set_locked(true)
   local n = tonumber(cell:sub(6))
   if not storage.board then storage.board = {} end
   storage.board[cell] = m

@@ -347,7 +347,11 @@ fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<Candidat
                     }
                 }
             }
-            (None, Some(g)) if g.enabled => out.push(on("entity.grab", "entityId")),
+            // A locked piece is never picked up (entity.grab refuses it
+            // before any guard): no candidate.
+            (None, Some(g)) if g.enabled && c.lockable != Some(true) => {
+                out.push(on("entity.grab", "entityId"));
+            }
             _ => {}
         }
         if out.len() >= CANDIDATES_MAX {
