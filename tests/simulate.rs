@@ -27,6 +27,14 @@ fn simulate(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs `simulate ARGS…` (no `--out`), which must succeed, and answers
+/// the report it prints.
+fn printed_report(args: &[&str]) -> Value {
+    let (code, stdout, stderr) = simulate(args);
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&stdout).expect("report")
+}
+
 /// A copy of an example whose script `edit` changes; the edit must change
 /// something (the rule it bends is where the test expects it).
 fn variant(test: &str, example: &str, edit: impl FnOnce(&str) -> String) -> std::path::PathBuf {
@@ -355,7 +363,7 @@ fn a_games_own_bot_plays_its_seat() {
     );
     // Fuzz bots submit whatever they draw: the game's guards refuse most
     // pick-ups, and the report counts each refusal by type and code.
-    let (code, stdout, stderr) = simulate(&[
+    let r = printed_report(&[
         "examples/tic-tac-toe",
         "--matches",
         "20",
@@ -364,8 +372,6 @@ fn a_games_own_bot_plays_its_seat() {
         "--max-actions",
         "200",
     ]);
-    assert_eq!(code, 0, "{stderr}");
-    let r: Value = serde_json::from_str(&stdout).expect("report");
     let refused = r["rejections"]["entity.grab"]["guard_denied"]
         .as_u64()
         .unwrap_or(0);
@@ -376,15 +382,13 @@ fn a_games_own_bot_plays_its_seat() {
         "{}",
         r["rejections"]
     );
-    let (code, stdout, stderr) = simulate(&[
+    let r = printed_report(&[
         "examples/rock-paper-scissors",
         "--matches",
         "20",
         "--bots",
         "game",
     ]);
-    assert_eq!(code, 0, "{stderr}");
-    let r: Value = serde_json::from_str(&stdout).expect("report");
     assert_eq!(r["statuses"]["match_over"], 20);
 }
 

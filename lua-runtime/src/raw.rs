@@ -34,16 +34,42 @@ use crate::shared::Shared;
 use crate::slot::{Erased, Slot};
 use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
 
-/// Keeps every [`Slot`] raw closures point at alive as long as the Lua
-/// state (app data is dropped after the state is closed).
-struct KeepSlots(#[allow(dead_code)] Vec<Rc<Slot>>);
+/// Keeps every `Rc<T>` (a [`Slot`], the [`Shared`]) raw closures point at
+/// alive as long as the Lua state: app data is dropped after the state is
+/// closed. Added to, never replaced: a closure made earlier keeps its own.
+struct Kept<T>(#[allow(dead_code)] Vec<Rc<T>>);
+
+/// Keeps `it` alive with the state; its address, for a light userdata.
+fn keep<T: 'static>(lua: &Lua, it: &Rc<T>) -> *mut c_void {
+    match lua.app_data_mut::<Kept<T>>() {
+        Some(mut kept) => kept.0.push(it.clone()),
+        None => {
+            lua.set_app_data(Kept(vec![it.clone()]));
+        }
+    }
+    Rc::as_ptr(it).cast_mut().cast::<c_void>()
+}
+
+/// A C closure of `f` over `it` (upvalue 1, a light userdata), which the
+/// state keeps alive ([`keep`]).
+fn closure_over<T: 'static>(
+    lua: &Lua,
+    it: &Rc<T>,
+    f: ffi::lua_CFunction,
+) -> mlua::Result<Function> {
+    let ptr = keep(lua, it);
+    // SAFETY: pushes one light userdata and makes a closure of it; the
+    // pointer stays valid as long as the state.
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_pushlightuserdata(state, ptr);
+            ffi::lua_pushcclosure(state, f, 1);
+        })
+    }
+}
 
 /// The error of a bug in one of these functions (a panic, caught).
 const PANIC_MSG: &[u8] = b"internal error in the runtime (please report it)";
-
-/// Keeps the [`Shared`] `charge_strings` points at alive as long as the
-/// Lua state.
-struct KeepShared(#[allow(dead_code)] Vec<Rc<Shared>>);
 
 /// Bytes per instruction a string library call is charged (the prelude's
 /// `BYTE_COST`).
@@ -54,21 +80,7 @@ const BYTE_COST: u64 = 4;
 /// one instruction's worth) and answers its arguments — the metering of a
 /// string library call's arguments and results (sandbox.lua, `metered`).
 pub(crate) fn charge_strings(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {
-    match lua.app_data_mut::<KeepShared>() {
-        Some(mut kept) => kept.0.push(shared.clone()),
-        None => {
-            lua.set_app_data(KeepShared(vec![shared.clone()]));
-        }
-    }
-    let ptr = Rc::as_ptr(shared).cast_mut().cast::<c_void>();
-    // SAFETY: as for the slot in `storage_meta_factory`: the pointer stays
-    // valid as long as the state (KeepShared above).
-    unsafe {
-        lua.exec_raw((), |state| {
-            ffi::lua_pushlightuserdata(state, ptr);
-            ffi::lua_pushcclosure(state, charge_strings_c, 1);
-        })
-    }
+    closure_over(lua, shared, charge_strings_c)
 }
 
 unsafe extern "C-unwind" fn charge_strings_c(state: *mut ffi::lua_State) -> c_int {
@@ -99,17 +111,6 @@ unsafe extern "C-unwind" fn charge_strings_c(state: *mut ffi::lua_State) -> c_in
     n
 }
 
-/// Keeps `slot` alive with the state: added to the kept ones, never
-/// replacing them (a closure made earlier keeps its slot).
-fn keep_slot(lua: &Lua, slot: &Rc<Slot>) {
-    match lua.app_data_mut::<KeepSlots>() {
-        Some(mut kept) => kept.0.push(slot.clone()),
-        None => {
-            lua.set_app_data(KeepSlots(vec![slot.clone()]));
-        }
-    }
-}
-
 // The upvalues of a storage node's `__index` and `__newindex` closures.
 const UP_SCRIPT: c_int = ffi::lua_upvalueindex(1);
 const UP_TOP: c_int = ffi::lua_upvalueindex(2);
@@ -131,16 +132,7 @@ const UPVALUES: c_int = 8;
 /// does (the same counted instructions); `children` is the root's table of
 /// the nodes it keeps (nil for a top-level table), which `child` fills.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
-    keep_slot(lua, slot);
-    let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
-    // SAFETY: pushes one light userdata and makes a closure of it; the
-    // pointer stays valid as long as the state (KeepSlots above).
-    unsafe {
-        lua.exec_raw((), |state| {
-            ffi::lua_pushlightuserdata(state, slot_ptr);
-            ffi::lua_pushcclosure(state, storage_meta_new, 1);
-        })
-    }
+    closure_over(lua, slot, storage_meta_new)
 }
 
 /// The factory: checks its seven arguments and makes both closures over
@@ -205,13 +197,12 @@ impl Out {
 /// Replaces the natives of [`RAW_NATIVES`] in `n` (the prelude's `N`,
 /// before the prelude runs) by their raw forms.
 pub(crate) fn raw_natives(lua: &Lua, slot: &Rc<Slot>, n: &Table) -> mlua::Result<()> {
-    keep_slot(lua, slot);
-    let slot_ptr = Rc::as_ptr(slot).cast_mut().cast::<c_void>();
+    let slot_ptr = keep(lua, slot);
     for (name, f) in RAW_NATIVES {
         let slow: Function = n.raw_get(name)?;
         // SAFETY: pushes the light userdata after the native (exec_raw's
         // argument) and makes a closure of both; the pointer stays valid
-        // as long as the state (keep_slot).
+        // as long as the state (keep).
         let raw: Function = unsafe {
             lua.exec_raw(slow, |state| {
                 ffi::lua_pushlightuserdata(state, slot_ptr);
