@@ -313,21 +313,36 @@ unsafe extern "C-unwind" fn raw_lookup(state: *mut ffi::lua_State) -> c_int {
     })
 }
 
+/// The key (argument 2) of a storage node's metamethod, read in C: a
+/// string, or below the root an integer. `Err(None)`: an integer key of
+/// the root, which takes the Lua path (a path table); `Err(Some(type))`:
+/// a key of another type.
+unsafe fn node_key<'a>(state: *mut ffi::lua_State, root: bool) -> Result<Key<'a>, Option<c_int>> {
+    match ffi::lua_type(state, 2) {
+        ffi::LUA_TSTRING => Ok(Key::Str(bytes(state, 2))),
+        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 => match root {
+            false => Ok(Key::Int(ffi::lua_tointegerx(
+                state,
+                2,
+                std::ptr::null_mut(),
+            ))),
+            true => Err(None),
+        },
+        other => Err(Some(other)),
+    }
+}
+
 /// A storage node's `__index(node, key)`.
 unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
     let root = ffi::lua_type(state, UP_TOP) == ffi::LUA_TNIL;
-    let key = match ffi::lua_type(state, 2) {
-        ffi::LUA_TSTRING => Key::Str(bytes(state, 2)),
-        // The root's integer keys take the general path (a path table).
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 && !root => {
-            Key::Int(ffi::lua_tointegerx(state, 2, std::ptr::null_mut()))
-        }
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 => return fallback(state),
-        other => return bad_key(state, other),
+    let key = match node_key(state, root) {
+        Ok(key) => key,
+        Err(None) => return fallback(state),
+        Err(Some(other)) => return bad_key(state, other),
     };
     let script = bytes(state, UP_SCRIPT);
     let parent = (!root).then(|| bytes(state, UP_TOP));
-    // SAFETY: UP_SLOT is the light userdata `storage_index_factory` made
+    // SAFETY: UP_SLOT is the light userdata `storage_meta_factory` made
     // from a live `Rc<Slot>`, kept alive with the state.
     let slot = &*ffi::lua_touserdata(state, UP_SLOT).cast::<Slot>();
     // A panic's payload is dropped here, before anything can raise.
@@ -379,13 +394,10 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
 /// else goes to the node's Lua `__newindex`.
 unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_int {
     let root = ffi::lua_type(state, UP_TOP) == ffi::LUA_TNIL;
-    let key = match ffi::lua_type(state, 2) {
-        ffi::LUA_TSTRING => Key::Str(bytes(state, 2)),
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 && !root => {
-            Key::Int(ffi::lua_tointegerx(state, 2, std::ptr::null_mut()))
-        }
-        ffi::LUA_TNUMBER if ffi::lua_isinteger(state, 2) != 0 => return set_fallback(state),
-        other => return bad_key(state, other),
+    let key = match node_key(state, root) {
+        Ok(key) => key,
+        Err(None) => return set_fallback(state),
+        Err(Some(other)) => return bad_key(state, other),
     };
     let value = match ffi::lua_type(state, 3) {
         ffi::LUA_TNIL => Scalar::Nil,
