@@ -16,9 +16,9 @@
 //! kept as an upvalue, so its answers and errors stay what they were; an
 //! error raised here names the script's line as the Lua path did.
 //!
-//! Safety rests on three rules, kept in each function: the [`Slot`] a
-//! closure points at lives as long as the Lua state (the state's app data
-//! holds it); nothing with a destructor is alive while a Lua API call may
+//! Safety rests on three rules, kept in each function: what a closure
+//! points at (the [`Slot`], the [`Shared`]) lives as long as the Lua state
+//! (the state's app data holds it); nothing with a destructor is alive while a Lua API call may
 //! raise an error (Lua unwinds with `longjmp`); and no Rust panic leaves
 //! the function.
 #![allow(unsafe_code)]
@@ -97,11 +97,12 @@ unsafe extern "C-unwind" fn charge_strings_c(state: *mut ffi::lua_State) -> c_in
         // SAFETY: upvalue 1 is the light userdata `charge_strings` made
         // from a live `Rc<Shared>`, kept alive with the state.
         let shared = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Shared>();
-        // The result (an error has a destructor) is dropped here, before
-        // anything can raise.
+        // The result (an error, a panic's payload: both have destructors)
+        // is dropped here, before anything can raise.
         let spent = catch_unwind(AssertUnwindSafe(|| {
             crate::errors::spend(shared, i64::try_from(cost).unwrap_or(i64::MAX)).is_ok()
-        }));
+        }))
+        .map_err(|_| ());
         match spent {
             Ok(true) => {}
             Ok(false) => raise(state, BUDGET_MSG.as_bytes()),
