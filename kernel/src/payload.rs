@@ -49,6 +49,22 @@ pub enum FieldValue {
 }
 
 impl FieldValue {
+    /// The value read as a transform, as its JSON reads
+    /// ([`Transform::from_json`]). A transform given as one is only
+    /// canonicalized: its JSON would only turn -0 into 0, which
+    /// canonicalizing does anyway — unless a part is not finite, and then
+    /// the JSON path says so, as for any value.
+    ///
+    /// # Errors
+    /// What is wrong with it as a transform.
+    pub fn read_transform(&self) -> Result<Transform, String> {
+        match self {
+            FieldValue::Transform(t) if t.is_finite() => t.canonicalize(),
+            FieldValue::Json(j) => Transform::from_json(j),
+            other => Transform::from_json(&other.to_json()),
+        }
+    }
+
     /// The value as JSON (integral numbers within ±2^53 as integers).
     pub fn to_json(&self) -> Json {
         match self {
@@ -339,19 +355,8 @@ impl<'a> Payload<'a> {
 
     /// A required canonical transform (validated, normalized, quantized).
     pub(crate) fn transform(&self, key: &str) -> Result<Transform, Rejection> {
-        let json = match self.required(key)? {
-            // What parsing its JSON gives (that JSON only turns -0 into 0,
-            // which canonicalizing does anyway), unless a part is not
-            // finite: then the JSON path says so, as for any payload.
-            FieldValue::Transform(t) if t.is_finite() => {
-                return t.canonicalize().map_err(|m| {
-                    Rejection::new(RejectCode::InvalidValue, format!("payload.{key}: {m}"))
-                });
-            }
-            FieldValue::Json(j) => std::borrow::Cow::Borrowed(&**j),
-            other => std::borrow::Cow::Owned(other.to_json()),
-        };
-        Transform::from_json(&json)
+        self.required(key)?
+            .read_transform()
             .map_err(|m| Rejection::new(RejectCode::InvalidValue, format!("payload.{key}: {m}")))
     }
 

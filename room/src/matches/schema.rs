@@ -255,10 +255,9 @@ pub fn check_fields(action_type: &str, payload: &Fields) -> Result<(), Rejection
             (Some(FieldValue::Json(j)), Shape::Transform | Shape::Ids | Shape::Object) => {
                 check_shape(j, *shape, &path())?;
             }
-            // A transform given as one: checked as its JSON would be
-            // (for finite parts, that is canonicalizing it).
-            (Some(FieldValue::Transform(t)), Shape::Transform) if t.is_finite() => {
-                t.canonicalize().map_err(|m| {
+            // A transform given as one: checked as its JSON would be.
+            (Some(v @ FieldValue::Transform(_)), Shape::Transform) => {
+                v.read_transform().map_err(|m| {
                     Rejection::new(RejectCode::InvalidValue, format!("{}: {m}", path()))
                 })?;
             }
