@@ -157,16 +157,3 @@ impl Shared {
         !self.exhausted.get()
     }
 }
-
-/// The failure kind a prelude name stands for (`core.fail`, a storage
-/// refusal): `runtime` for any other name.
-pub(crate) fn kind_named(kind: &str) -> ScriptErrorKind {
-    match kind {
-        "sandbox" => ScriptErrorKind::Sandbox,
-        "budget" => ScriptErrorKind::Budget,
-        "guard_mutation" => ScriptErrorKind::GuardMutation,
-        "subcommand" => ScriptErrorKind::Subcommand,
-        "memory" => ScriptErrorKind::Memory,
-        _ => ScriptErrorKind::Runtime,
-    }
-}

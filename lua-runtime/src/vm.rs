@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use digipology_kernel::{Id, State};
+use digipology_kernel::{Id, ScriptErrorKind, State};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value as LuaValue};
 use rustc_hash::FxHashMap;
@@ -193,7 +193,15 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
     core.set(
         "fail",
         lua.create_function(move |_, kind: String| {
-            s.fail(crate::shared::kind_named(&kind));
+            let k = match kind.as_str() {
+                "sandbox" => ScriptErrorKind::Sandbox,
+                "budget" => ScriptErrorKind::Budget,
+                "guard_mutation" => ScriptErrorKind::GuardMutation,
+                "subcommand" => ScriptErrorKind::Subcommand,
+                "memory" => ScriptErrorKind::Memory,
+                _ => ScriptErrorKind::Runtime,
+            };
+            s.fail(k);
             Ok(())
         })?,
     )?;
