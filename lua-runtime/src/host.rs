@@ -104,6 +104,9 @@ pub struct LuaHost {
     /// The prelude's `forget`: drops what earlier matches left in the
     /// runtime's own Lua caches.
     pub(crate) forget_call: Function,
+    /// The roots' read caches of `storage` (`raw.rs`), a list the prelude
+    /// adds to as it makes each script's `storage`.
+    pub(crate) storage_caches: Table,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     /// The last match step's answers, when they can be reused.
@@ -142,6 +145,7 @@ impl LuaHost {
         self.shared.storage_values.borrow_mut().clear();
         self.shared.strings.borrow_mut().clear();
         *self.step_memo.borrow_mut() = None;
+        self.clear_storage_caches()?;
         // The runtime's own work, never short of what the last callback
         // left of its budget.
         self.reset_budget();
@@ -193,6 +197,16 @@ impl LuaHost {
             seq: self.seq,
             shared: &self.shared,
         };
+        // The roots' read caches answer for the storage they were last
+        // right for: storage changed since (a rollback, another match, a
+        // state restored) empties them, before any script reads.
+        let stamp = call.state().storage_stamp();
+        if self.shared.storage_seen.get() != stamp {
+            if let Err(e) = self.clear_storage_caches() {
+                return Err((e.to_string(), None, ScriptErrorKind::Runtime));
+            }
+            self.shared.storage_seen.set(stamp);
+        }
         let result = self.slot.enter(&mut call, invoke);
         let mut failure = match result {
             // A string error, caught by the entry point: Lua's own text, no
@@ -236,6 +250,15 @@ impl LuaHost {
             let _ = self.lua.gc_collect();
         }
         Err(failure)
+    }
+
+    /// Empties every root's read cache of `storage` (no Lua runs: the
+    /// budget is not touched).
+    pub(crate) fn clear_storage_caches(&self) -> mlua::Result<()> {
+        for cache in self.storage_caches.sequence_values::<Table>() {
+            cache?.clear()?;
+        }
+        Ok(())
     }
 
     /// The script failure of `function` in binding `b`.

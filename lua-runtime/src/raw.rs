@@ -120,8 +120,9 @@ const UP_CHILD: c_int = ffi::lua_upvalueindex(4);
 const UP_SET_FALLBACK: c_int = ffi::lua_upvalueindex(5);
 const UP_FAIL: c_int = ffi::lua_upvalueindex(6);
 const UP_CHILDREN: c_int = ffi::lua_upvalueindex(7);
-const UP_SLOT: c_int = ffi::lua_upvalueindex(8);
-const UPVALUES: c_int = 8;
+const UP_CACHE: c_int = ffi::lua_upvalueindex(8);
+const UP_SLOT: c_int = ffi::lua_upvalueindex(9);
+const UPVALUES: c_int = 9;
 
 /// `N.storage_meta(script, top, fallback, child, set_fallback, fail,
 /// children)`: the
@@ -132,6 +133,16 @@ const UPVALUES: c_int = 8;
 /// `fail(kind, message, level)` raises a refused write as the Lua path
 /// does (the same counted instructions); `children` is the root's table of
 /// the nodes it keeps (nil for a top-level table), which `child` fills.
+///
+/// The root's `__index` is a table, its read cache: the values its string
+/// keys were last read as (scalars, and the nodes it keeps), so a read
+/// that hits costs one table lookup and no call; a key it lacks reaches
+/// the C `__index` (its metatable's), which reads the state and fills it.
+/// The root's `__newindex` empties a key's entry before it writes the key
+/// (and fills it with a written string, boolean or integer after);
+/// nothing else changes a root's keys while a callback runs, and
+/// [`LuaHost::call`](crate::host::LuaHost) empties every cache before a
+/// callback when the storage changed since the caches were last right.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     closure_over(lua, slot, storage_meta_new)
 }
@@ -153,12 +164,29 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
         );
     }
     ffi::lua_settop(state, 7);
+    let root = ffi::lua_type(state, 2) == ffi::LUA_TNIL;
+    // Slot 8: the root's cache (an upvalue of both closures), else nil.
+    if root {
+        ffi::lua_createtable(state, 0, 8);
+    } else {
+        ffi::lua_pushnil(state);
+    }
     for f in [storage_index as ffi::lua_CFunction, storage_newindex] {
         for i in 1..UPVALUES {
             ffi::lua_pushvalue(state, i);
         }
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
         ffi::lua_pushcclosure(state, f, UPVALUES);
+    }
+    // Slots 9 and 10: the closures. The root answers its cache as its
+    // `__index`, the C `__index` behind it.
+    if root {
+        ffi::lua_createtable(state, 0, 1);
+        ffi::lua_pushvalue(state, 9);
+        ffi::lua_setfield(state, -2, c"__index".as_ptr());
+        ffi::lua_setmetatable(state, 8);
+        ffi::lua_pushvalue(state, 8);
+        ffi::lua_pushvalue(state, 10);
     }
     2
 }
@@ -353,18 +381,29 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
         raise(state, PANIC_MSG)
     };
     // Nothing below holds a destructor: `found` is plain data.
-    match found {
-        Some(Ok(found)) => push(state, found),
-        Some(Err(())) => raise(state, BUDGET_MSG.as_bytes()),
+    let Some(found) = found else {
         // Outside a callback: the Lua path says what is wrong.
-        None => fallback(state),
+        return fallback(state);
+    };
+    let cached = push(state, found);
+    // The root's cache keeps what a string key read (integer keys stay
+    // out: a float key such as 1.0 would find them and skip the refusal).
+    if cached && matches!(key, Key::Str(_)) && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE {
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushvalue(state, -2);
+        ffi::lua_rawset(state, UP_CACHE);
     }
+    1
 }
 
-/// Pushes what a read found (a table through `child`); one result.
-unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
+/// Pushes what a read found (a table through `child`): one value, and
+/// whether a cache may keep it (a scalar, or a node the root keeps).
+unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
     match found {
-        Found::Nil => ffi::lua_pushnil(state),
+        Found::Nil => {
+            ffi::lua_pushnil(state);
+            return false;
+        }
         Found::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
         Found::Int(i) => ffi::lua_pushinteger(state, i),
         Found::Num(n) => ffi::lua_pushnumber(state, n),
@@ -378,16 +417,17 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> c_int {
             if ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
                 ffi::lua_pushvalue(state, 2);
                 if ffi::lua_rawget(state, UP_CHILDREN) != ffi::LUA_TNIL {
-                    return 1;
+                    return true;
                 }
                 ffi::lua_pop(state, 1);
             }
             ffi::lua_pushvalue(state, UP_CHILD);
             ffi::lua_pushvalue(state, 2);
             ffi::lua_call(state, 1, 1);
+            return false;
         }
     }
-    1
+    true
 }
 
 /// A storage node's `__newindex(node, key, value)`: a scalar at a string
@@ -400,6 +440,14 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
         Err(None) => return set_fallback(state),
         Err(Some(other)) => return bad_key(state, other),
     };
+    // The root's cache forgets the key before anything writes it (setting
+    // nil allocates nothing, so this cannot fail).
+    let cache = matches!(key, Key::Str(_)) && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE;
+    if cache {
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushnil(state);
+        ffi::lua_rawset(state, UP_CACHE);
+    }
     let value = match ffi::lua_type(state, 3) {
         ffi::LUA_TNIL => Scalar::Nil,
         ffi::LUA_TBOOLEAN => Scalar::Bool(ffi::lua_toboolean(state, 3) != 0),
@@ -424,7 +472,16 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     };
     // Nothing below holds a destructor: `wrote` is plain data.
     match wrote {
-        Some(Wrote::Done) => 0,
+        Some(Wrote::Done) => {
+            // A string, a boolean or an integer reads back as written; a
+            // float may read back as an integer, so it is read again.
+            if cache && matches!(value, Scalar::Str(_) | Scalar::Bool(_) | Scalar::Int(_)) {
+                ffi::lua_pushvalue(state, 2);
+                ffi::lua_pushvalue(state, 3);
+                ffi::lua_rawset(state, UP_CACHE);
+            }
+            0
+        }
         Some(Wrote::Budget) => raise(state, BUDGET_MSG.as_bytes()),
         Some(Wrote::Refused(kind, p, n)) => refuse(state, kind, p, n),
         None => set_fallback(state),

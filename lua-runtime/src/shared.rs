@@ -37,6 +37,9 @@ pub struct Shared {
     /// storage, or did something (counted, wrapping; compared before and
     /// after a callback).
     pub(crate) natives: Cell<u64>,
+    /// The storage stamp the roots' read caches are right for (`raw.rs`):
+    /// 0, which names no storage, until a callback first checks it.
+    pub(crate) storage_seen: Cell<u64>,
 }
 
 impl Shared {
@@ -51,6 +54,7 @@ impl Shared {
             doom: RefCell::new(None),
             storage_values: RefCell::new(Vec::new()),
             log: RefCell::new(Vec::new()),
+            storage_seen: Cell::new(0),
             ids: Cell::new(0),
             strings: RefCell::new(FxHashMap::default()),
             refused: RefCell::new(String::new()),

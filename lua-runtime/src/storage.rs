@@ -249,16 +249,11 @@ impl Call<'_, '_, '_> {
 
     /// The read of the raw `__index` of a `storage` node (`raw.rs`): what
     /// [`Call::storage_get_key`] answers for a string or integer key,
-    /// charged the same, copied out of the state (a string as a pointer
-    /// into it: nothing changes the state before it is pushed). `Err`
-    /// once the budget is spent.
-    pub(crate) fn storage_read(
-        &self,
-        script: &[u8],
-        key: Key<'_>,
-        parent: Option<&[u8]>,
-    ) -> Result<Found, ()> {
-        self.charge_storage(READ_CHARGE).map_err(|_| ())?;
+    /// copied out of the state (a string as a pointer into it: nothing
+    /// changes the state before it is pushed). Not charged: the root's
+    /// cache answers most reads with no call at all, so a read costs the
+    /// budget its instruction whether the cache had it or not.
+    pub(crate) fn storage_read(&self, script: &[u8], key: Key<'_>, parent: Option<&[u8]>) -> Found {
         let root = std::str::from_utf8(script)
             .ok()
             .and_then(|s| self.state().storage().get(s));
@@ -268,7 +263,7 @@ impl Call<'_, '_, '_> {
                 .and_then(|r| entry_at(r, Key::Str(p)))
                 .and_then(|t| entry_at(t, key)),
         };
-        Ok(match found {
+        match found {
             None | Some(Value::Null) => Found::Nil,
             Some(Value::Bool(b)) => Found::Bool(*b),
             Some(Value::Number(n)) => match crate::convert::number(*n) {
@@ -277,7 +272,7 @@ impl Call<'_, '_, '_> {
             },
             Some(Value::String(s)) => Found::Str(s.as_ptr(), s.len()),
             Some(Value::Object(_)) | Some(Value::Array(_)) => Found::Table,
-        })
+        }
     }
 
     /// `storage_set(script, path, value)`: `true`, or `false, message,
@@ -378,6 +373,10 @@ impl Call<'_, '_, '_> {
         let Access::Handler(ctx) = &mut self.access else {
             return Ok(());
         };
+        // The roots' read caches were right before this write (its key's
+        // entry is already gone): they stay right after it.
+        let seen = &self.shared.storage_seen;
+        let caches_right = seen.get() == ctx.state().storage_stamp();
         // Changed in place: the transaction keeps one copy of the root for
         // rollback, not one per write.
         let root = ctx.storage_root_mut(script);
@@ -407,6 +406,9 @@ impl Call<'_, '_, '_> {
         }
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
             ctx.set_storage(script, None);
+        }
+        if caches_right {
+            seen.set(ctx.state().storage_stamp());
         }
         result.map_err(runtime)
     }

@@ -82,6 +82,7 @@ impl LuaHost {
             act_call: get("act")?,
             match_stepper: get("match_stepper")?,
             forget_call: get("forget")?,
+            storage_caches: prelude.get::<Table>("storage_caches").map_err(internal)?,
             stepper: std::cell::RefCell::default(),
             step_memo: std::cell::RefCell::default(),
             lua,

@@ -1078,3 +1078,49 @@ fn the_quick_reads_answer_every_argument() {
         "{st}"
     );
 }
+
+/// The root's read cache of `storage` (raw.rs) never answers for storage
+/// that changed outside the callbacks that keep it right: a handler that
+/// read a key, wrote it and read it back (from the cache) and then failed
+/// leaves the key as it was for the next action, and another script's
+/// writes, in the same actions, reach neither script's answers.
+#[test]
+fn the_storage_read_cache_follows_rollbacks_and_other_scripts() {
+    let main = r#"
+function on_button_pressed(e)
+  if e.data.entityId == "btn" then
+    storage.x = storage.x + 1
+    assert(storage.x == 6, "the write reads back")
+    error("boom")
+  end
+  storage.x = storage.x or 5
+  storage.seen = (storage.seen or "") .. storage.x .. ","
+end
+"#;
+    let other = r#"
+function on_button_pressed(e)
+  storage.x = (storage.x or 100) + 1
+  storage.seen = (storage.seen or "") .. storage.x .. ","
+end
+"#;
+    let (mut k, mut host) = room(&[
+        ("main", main, &[("global", None)]),
+        ("other", other, &[("global", None)]),
+    ]);
+    start(&mut k, &mut host);
+    for button in ["btn2", "btn", "btn2", "btn", "btn2"] {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": button})),
+            &mut host,
+        );
+        assert_eq!(
+            out.accepted(),
+            button == "btn2",
+            "{button}: {:?}",
+            events(&out)
+        );
+    }
+    assert_eq!(storage(&k, "main")["seen"], json!("5,5,5,"));
+    assert_eq!(storage(&k, "main")["x"], json!(5));
+    assert_eq!(storage(&k, "other")["seen"], json!("101,102,103,"));
+}

@@ -945,22 +945,25 @@ fn storage_is_bounded_across_actions() {
     assert!(out.accepted(), "{:?}", events(&out));
 }
 
-/// Every storage read and write is charged to the instruction budget (a
-/// fixed cost, whether the C functions of the root's and top-level tables'
-/// keys take it or the Lua path of deeper tables): a loop of 150,000 reads
-/// or writes runs out of a budget of one million, when the same loops over
-/// a plain table fit in it.
+/// A read of a key of `storage` or of one of its top-level tables costs
+/// what a plain table's read costs (its instruction: the root keeps a read
+/// cache, so the same read may or may not reach the state, and the budget
+/// must not tell): loops of 150,000 such reads fit in a budget of one
+/// million. Reads deeper down, and every write, are charged a fixed cost,
+/// whether the C functions of the root's and top-level tables take them
+/// or the Lua path of deeper ones: the same loops run out of it.
 #[test]
-fn storage_reads_and_writes_are_charged_to_the_budget() {
+fn storage_reads_cost_an_instruction_and_writes_are_charged() {
     let limits = Limits {
         instructions_max: 1_000_000,
         ..Limits::default()
     };
-    // Each loop over a plain table fits in a press of its own.
-    let plain = "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  local n = (storage.n or 0) + 1\n  storage.n = n\n  if n == 1 then for i = 1, 150000 do local _ = t.a end\n  elseif n == 2 then for i = 1, 150000 do local _ = b.c end\n  elseif n == 3 then for i = 1, 150000 do local _ = c.d end\n  else for i = 1, 150000 do t.a = i end end\nend\n";
+    // Each loop over a plain table fits in a press of its own, and so do
+    // the reads of the root's and top-level tables' keys.
+    let plain = "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  local n = (storage.n or 0) + 1\n  storage.n = n\n  storage.a, storage.b = 1, { c = 1 }\n  local sb = storage.b\n  if n == 1 then for i = 1, 150000 do local _ = t.a end\n  elseif n == 2 then for i = 1, 150000 do local _ = b.c end\n  elseif n == 3 then for i = 1, 150000 do local _ = c.d end\n  elseif n == 4 then for i = 1, 150000 do local _ = storage.a end\n  elseif n == 5 then for i = 1, 150000 do local _ = storage.absent end\n  elseif n == 6 then for i = 1, 150000 do local _ = sb.c end\n  else for i = 1, 150000 do t.a = i end end\nend\n";
     let (mut k, mut host) = room_with(&[("main", plain, &[("global", None)])], limits);
     start(&mut k, &mut host);
-    for _ in 0..4 {
+    for _ in 0..7 {
         let out = k.process_json(
             &player("p1", "button.press", json!({"entityId": "btn"})),
             &mut host,
@@ -968,10 +971,8 @@ fn storage_reads_and_writes_are_charged_to_the_budget() {
         assert!(out.accepted(), "{:?}", events(&out));
     }
     for body in [
-        "storage.a = 1 for i = 1, 150000 do local _ = storage.a end",
-        "storage.b = { c = 1 } local b = storage.b for i = 1, 150000 do local _ = b.c end",
         "storage.b = { c = { d = 1 } } local c = storage.b.c for i = 1, 150000 do local _ = c.d end",
-        // Writes too, at the top level and below.
+        // Writes, at the top level and below.
         "for i = 1, 150000 do storage.a = i end",
         "storage.b = { c = 1 } local b = storage.b for i = 1, 150000 do b.c = i end",
         "storage.b = { c = { d = 1 } } local c = storage.b.c for i = 1, 150000 do c.d = i end",

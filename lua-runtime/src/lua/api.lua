@@ -474,6 +474,9 @@ local GAME = raw_setmetatable({}, {
 -- room starting another match drops them (STORAGE_ROOTS, P.forget).
 local NODE_CHILDREN_MAX = 64
 local STORAGE_ROOTS = {}
+-- Each root's read cache (raw.rs, `storage_meta`), which the host empties
+-- whenever the storage changed outside the callbacks that keep it right.
+local STORAGE_CACHES = {}
 
 local function storage_node(script_id, path)
   local node = {}
@@ -559,6 +562,7 @@ local function storage_node(script_id, path)
   if root or top then
     mt.__index, mt.__newindex = N.storage_meta(script_id, top, mt.__index,
       function(k) return child(k, nil) end, mt.__newindex, fail, root and children or nil)
+    if root then STORAGE_CACHES[#STORAGE_CACHES + 1] = mt.__index end
   end
   return raw_setmetatable(node, mt)
 end

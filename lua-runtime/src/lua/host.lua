@@ -279,6 +279,9 @@ end
 -- guards reuse — so a room starting another match holds what a new room
 -- would (docs/simulate.md). The game's own tables and locals stay: the
 -- game treats them as constants.
+-- The roots' read caches, which the host empties (host.rs, `LuaHost::call`).
+P.storage_caches = STORAGE_CACHES
+
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
   for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
