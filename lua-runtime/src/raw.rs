@@ -135,9 +135,10 @@ const UPVALUES: c_int = 9;
 /// the nodes it keeps (nil for a top-level table), which `child` fills.
 ///
 /// The root's `__index` is a table, its read cache: the values its string
-/// keys were last read as (scalars, and the nodes it keeps), so a read
-/// that hits costs one table lookup and no call; a key it lacks reaches
-/// the C `__index` (its metatable's), which reads the state and fills it.
+/// keys were last read as (scalars, and nodes for tables), so a read that
+/// hits costs one table lookup and no call; a key it lacks reaches the C
+/// `__index` (its metatable's), which reads the state and fills it (an
+/// absent key stays out, and reading it is charged every time).
 /// The root's `__newindex` empties a key's entry before it writes the key
 /// (and fills it with a written string, boolean or integer after);
 /// nothing else changes a root's keys while a callback runs, and
@@ -381,13 +382,16 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
         raise(state, PANIC_MSG)
     };
     // Nothing below holds a destructor: `found` is plain data.
-    let Some(found) = found else {
+    let found = match found {
+        Some(Ok(found)) => found,
+        Some(Err(())) => raise(state, BUDGET_MSG.as_bytes()),
         // Outside a callback: the Lua path says what is wrong.
-        return fallback(state);
+        None => return fallback(state),
     };
     let cached = push(state, found);
-    // The root's cache keeps what a string key read (integer keys stay
-    // out: a float key such as 1.0 would find them and skip the refusal).
+    // The root's cache keeps what a string key holds (integer keys stay
+    // out: a float key such as 1.0 would find them and skip the refusal;
+    // absent keys too, which the cache cannot hold).
     if cached && matches!(key, Key::Str(_)) && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE {
         ffi::lua_pushvalue(state, 2);
         ffi::lua_pushvalue(state, -2);
@@ -397,7 +401,8 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
 }
 
 /// Pushes what a read found (a table through `child`): one value, and
-/// whether a cache may keep it (a scalar, or a node the root keeps).
+/// whether a cache may keep it (anything but nil: a node is a view of its
+/// key's path, whatever the path holds later).
 unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
     match found {
         Found::Nil => {
@@ -424,7 +429,6 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
             ffi::lua_pushvalue(state, UP_CHILD);
             ffi::lua_pushvalue(state, 2);
             ffi::lua_call(state, 1, 1);
-            return false;
         }
     }
     true

@@ -250,10 +250,31 @@ impl Call<'_, '_, '_> {
     /// The read of the raw `__index` of a `storage` node (`raw.rs`): what
     /// [`Call::storage_get_key`] answers for a string or integer key,
     /// copied out of the state (a string as a pointer into it: nothing
-    /// changes the state before it is pushed). Not charged: the root's
-    /// cache answers most reads with no call at all, so a read costs the
-    /// budget its instruction whether the cache had it or not.
-    pub(crate) fn storage_read(&self, script: &[u8], key: Key<'_>, parent: Option<&[u8]>) -> Found {
+    /// changes the state before it is pushed). `Err` once the budget is
+    /// spent.
+    ///
+    /// Charged as that native is, except a string key of the root that
+    /// holds a value: the root's read cache answers those with no call at
+    /// all when it has them, so they cost their instruction only, cached
+    /// or not. An absent key never enters the cache: reading one always
+    /// comes here, and is always charged.
+    pub(crate) fn storage_read(
+        &self,
+        script: &[u8],
+        key: Key<'_>,
+        parent: Option<&[u8]>,
+    ) -> Result<Found, ()> {
+        let found = self.storage_lookup(script, key, parent);
+        let cacheable =
+            parent.is_none() && matches!(key, Key::Str(_)) && !matches!(found, Found::Nil);
+        if !cacheable {
+            self.charge_storage(READ_CHARGE).map_err(|_| ())?;
+        }
+        Ok(found)
+    }
+
+    /// What a `storage` node's key holds (see [`Call::storage_read`]).
+    fn storage_lookup(&self, script: &[u8], key: Key<'_>, parent: Option<&[u8]>) -> Found {
         let root = std::str::from_utf8(script)
             .ok()
             .and_then(|s| self.state().storage().get(s));

@@ -1124,3 +1124,26 @@ end
     assert_eq!(storage(&k, "main")["x"], json!(5));
     assert_eq!(storage(&k, "other")["seen"], json!("101,102,103,"));
 }
+
+/// The bindings of one script share its storage, and so the root's read
+/// cache: a write through one binding is what the next binding reads (each
+/// press runs both bindings' handlers; none of the increments is lost).
+#[test]
+fn a_scripts_bindings_read_each_others_storage_writes() {
+    let main = r#"
+function on_button_pressed(e)
+  storage.n = (storage.n or 0) + 1
+  storage.log = (storage.log or "") .. storage.n .. ","
+end
+"#;
+    let (mut k, mut host) = room(&[("main", main, &[("g1", None), ("g2", None)])]);
+    start(&mut k, &mut host);
+    for _ in 0..3 {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            &mut host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+    }
+    assert_eq!(storage(&k, "main")["log"], json!("1,2,3,4,5,6,"));
+}

@@ -570,6 +570,19 @@ end
 -- change what a read costs the budget: the natives charge it instead.
 mark_uncounted(storage_node)
 
+-- A script's `storage`: one root for all its bindings, since they share
+-- its storage — and the root's read cache, which a write through one
+-- binding's root would otherwise leave stale in another's.
+local ROOTS_BY_SCRIPT = {}
+local function storage_root(script_id)
+  local root = ROOTS_BY_SCRIPT[script_id]
+  if root == nil then
+    root = storage_node(script_id, {})
+    ROOTS_BY_SCRIPT[script_id] = root
+  end
+  return root
+end
+
 ----------------------------------------------------------------------------
 -- ui and timer: prompts and one-shot timers whose callbacks are stored by
 -- name (with the binding) in canonical state, so a response or a fire

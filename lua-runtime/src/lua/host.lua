@@ -39,7 +39,7 @@ function P.new_env(spec)
     game = GAME,
     match = MATCH_PROXY,
     random = random,
-    storage = storage_node(script_id, {}),
+    storage = storage_root(script_id),
     ui = make_ui(spec),
     timer = make_timer(spec),
     print = function(...)
