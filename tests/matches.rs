@@ -540,3 +540,88 @@ fn a_game_answering_nonsense_is_told_and_the_match_goes_on() {
         .expect("the observation after the press");
     assert_eq!(last["participation"], json!("waiting"));
 }
+
+/// `ownership: "seatTags"` (docs/match.md): a seat's action on another
+/// seat's piece is refused `not_yours` before any guard, and is a game
+/// rejection — charged `invalidAction` (a single retry runs out) — while
+/// the piece's own seat takes it; the config travels with the record.
+#[test]
+fn another_seats_piece_is_not_yours_and_costs_a_retry() {
+    let dir = scratch("ownership");
+    let config = write(
+        &dir,
+        "own.json",
+        br#"{"ownership": "seatTags", "resources": {"retries": {"amount": 1, "reset": "match", "visibility": "public"}}, "metering": {"invalidAction": {"resource": "retries", "cost": 1}}}"#,
+    );
+    let grab = |player: &str, piece: &str, at: i64| {
+        json!({"type": "entity.grab", "source": {"kind": "player", "playerId": player},
+               "payload": {"entityId": piece}, "at": at})
+    };
+    let lines = [grab("p2", "x1", 100), grab("p1", "x1", 200)];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let actions = write(&dir, "actions.jsonl", text.as_bytes());
+    let record = dir.join("own.record");
+    let out = run_game(
+        "examples/tic-tac-toe",
+        &actions,
+        &["--match", arg(&config), "--record", arg(&record)],
+    );
+    let events = common::events(&out);
+    let rejected: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "action.rejected")
+        .collect();
+    assert_eq!(rejected.len(), 1, "{events:?}");
+    assert_eq!(rejected[0]["data"]["code"], json!("not_yours"));
+    assert!(
+        events.iter().any(|e| e["type"] == "match.host_event"
+            && e["data"]["kind"] == json!("invalid_retries_exhausted")
+            && e["data"]["seat"] == json!("o")),
+        "the refusal cost o its one retry: {events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "entity.grabbed" && e["data"]["entityId"] == json!("x1")),
+        "x takes its own piece: {events:?}"
+    );
+    assert_replays(&record);
+}
+
+/// A seat's legal actions under `ownership: "seatTags"`: its own pieces
+/// and the pieces no seat owns, never another seat's — which, with no
+/// guard to refuse it, a seat could otherwise pick up.
+#[test]
+fn another_seats_piece_is_never_a_legal_action() {
+    let listed = |ownership: &str| {
+        let dir = scratch(&format!("ownership-legal-{ownership}"));
+        let game = json!({
+            "seats": ["red", "blue"],
+            "match": {"ownership": ownership},
+            "entities": [
+                {"id": "r1", "tags": ["red"], "components": {"grabbable": {}}},
+                {"id": "b1", "tags": ["blue"], "components": {"grabbable": {}}},
+                {"id": "both", "tags": ["blue", "red"], "components": {"grabbable": {}}},
+                {"id": "free", "components": {"grabbable": {}}}
+            ]
+        });
+        write(&dir, "game.json", game.to_string().as_bytes());
+        let package = digipology_room::package::Package::load(&dir).expect("game loads");
+        let mut room =
+            digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
+        let mut sink = Vec::new();
+        room.start(&mut sink).expect("start");
+        room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
+            .expect("seat");
+        let mut grabs: Vec<String> = room
+            .legal_actions("red")
+            .iter()
+            .filter(|a| a["type"] == "entity.grab")
+            .map(|a| a["payload"]["entityId"].as_str().unwrap_or("?").to_owned())
+            .collect();
+        grabs.sort();
+        grabs
+    };
+    assert_eq!(listed("seatTags"), ["both", "free", "r1"]);
+    assert_eq!(listed("none"), ["b1", "both", "free", "r1"]);
+}

@@ -361,8 +361,9 @@ fn a_games_own_bot_plays_its_seat() {
         serde_json::json!({}),
         "its moves are legal"
     );
-    // Fuzz bots submit whatever they draw: the game's guards refuse most
-    // pick-ups, and the report counts each refusal by type and code.
+    // Fuzz bots submit whatever they draw: the game's guards refuse the
+    // drops off the cells, and the report counts each refusal by type and
+    // code.
     let r = printed_report(&[
         "examples/tic-tac-toe",
         "--matches",
@@ -372,13 +373,14 @@ fn a_games_own_bot_plays_its_seat() {
         "--max-actions",
         "200",
     ]);
-    let refused = r["rejections"]["entity.grab"]["guard_denied"]
+    let refused = r["rejections"]["entity.drop"]["guard_denied"]
         .as_u64()
         .unwrap_or(0);
     assert!(refused > 20, "{}", r["rejections"]);
-    // Pieces on the board are locked: no candidate picks one up.
+    // Pieces on the board are locked, and the other seat's pieces are not
+    // the seat's (match.ownership): no candidate picks up either.
     assert!(
-        r["rejections"]["entity.grab"].get("locked").is_none(),
+        r["rejections"].get("entity.grab").is_none(),
         "{}",
         r["rejections"]
     );

@@ -60,6 +60,10 @@ reject_codes! {
     /// The seat's balance of the resource an attempt costs is too low
     /// (docs/match.md, Metering).
     ResourceExhausted => "resource_exhausted",
+    /// A seat's action on another seat's piece, in a match whose pieces
+    /// belong to the seats whose ids they carry as tags (docs/match.md,
+    /// `ownership`).
+    NotYours => "not_yours",
     /// A `match.*` action in a room that runs no match.
     NoMatch => "no_match",
     /// `system.game_start` arrived at a sequence other than zero.

@@ -163,6 +163,21 @@ impl Room {
                 format!("{ty} is not one of the tools of phase {phase}"),
             ));
         }
+        let state = self.kernel.state();
+        let target = match action.payload.get("entityId") {
+            Some(digipology_kernel::payload::FieldValue::Str(id)) => state.entity(id),
+            _ => None,
+        };
+        if target.is_some_and(|e| layer.config.not_yours(e, &seat_id, &state.seat_order)) {
+            // A game rejection, as a guard's would be.
+            if self.charge_invalid(&seat_id) {
+                self.gate_exhausted = Some(seat_id);
+            }
+            return Err(Rejection::new(
+                RejectCode::NotYours,
+                "that piece belongs to another seat",
+            ));
+        }
         Ok(Gate {
             seat,
             metered: true,
@@ -695,7 +710,15 @@ impl Room {
     fn candidates_of(&self, seat: &str) -> Option<(digipology_kernel::Id, Vec<Candidate>)> {
         let state = self.kernel.state();
         let player = state.seats.get(seat).cloned().flatten()?;
-        let list = candidates(state, seat, &player);
+        let mut list = candidates(state, seat, &player);
+        // Another seat's pieces are no candidates where the match says so.
+        if let Some(layer) = self.matchup.as_deref() {
+            list.retain(|c| {
+                c.entity_id()
+                    .and_then(|id| state.entity(id))
+                    .is_none_or(|e| !layer.config.not_yours(e, seat, &state.seat_order))
+            });
+        }
         Some((player, list))
     }
 

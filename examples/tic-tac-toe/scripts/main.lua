@@ -25,7 +25,9 @@ end
 
 -- Guards run before the move commits; a reason tells the player why not.
 -- (A piece on the board is locked, so the table refuses to pick it up
--- before any guard is asked.)
+-- before any guard is asked; in a match, so does the room for the other
+-- seat's pieces: game.json's match.ownership is "seatTags". The check
+-- stays here for a room that runs no match.)
 function can_grab(player, piece)
   if storage.winner or storage.draw then return false, "the game is over" end
   local seat = seat_of(player)

@@ -25,6 +25,17 @@ impl Visibility {
     }
 }
 
+/// Which pieces a seat may act on (`match.ownership`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ownership {
+    /// Every seat may act on every piece (the game's guards decide).
+    #[default]
+    None,
+    /// A piece tagged with a seat's id belongs to that seat: another seat
+    /// may not act on it (unless the piece carries its id too).
+    SeatTags,
+}
+
 /// How a phase closes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Closure {
@@ -97,6 +108,8 @@ pub struct MatchConfig {
     pub phases: Option<BTreeMap<String, Vec<String>>>,
     /// Flat values merged into the settings at game start.
     pub rules: Map<String, Value>,
+    /// Which pieces a seat may act on.
+    pub ownership: Ownership,
 }
 
 /// A problem in a match config: the JSON path and what is wrong.
@@ -343,6 +356,18 @@ fn phases(
     Ok(Some(out))
 }
 
+fn ownership(top: &Map<String, Value>, path: &str) -> Checked<Ownership> {
+    match top.get("ownership") {
+        None | Some(Value::Null) => Ok(Ownership::None),
+        Some(Value::String(s)) if s == "none" => Ok(Ownership::None),
+        Some(Value::String(s)) if s == "seatTags" => Ok(Ownership::SeatTags),
+        Some(_) => bad(
+            &format!("{path}.ownership"),
+            "must be \"none\" or \"seatTags\"",
+        ),
+    }
+}
+
 fn rules(top: &Map<String, Value>, path: &str) -> Checked<Map<String, Value>> {
     let (rules, rpath) = section(top, "rules", path)?;
     for (k, v) in &rules {
@@ -374,6 +399,7 @@ impl MatchConfig {
                 "phases",
                 "rules",
                 "sensing",
+                "ownership",
             ],
             path,
         )?;
@@ -434,6 +460,7 @@ impl MatchConfig {
             sensing,
             phases,
             rules: rules(top, path)?,
+            ownership: ownership(top, path)?,
         })
     }
 
@@ -444,7 +471,7 @@ impl MatchConfig {
             Some(c) => json!({"resource": c.resource, "cost": c.cost}),
             None => Value::Null,
         };
-        json!({
+        let mut out = json!({
             "timing": {
                 "playerTotalMs": self.player_total_ms,
                 "decisionLimitMs": self.decision_limit_ms,
@@ -466,7 +493,28 @@ impl MatchConfig {
             "sensing": self.sensing.iter().map(|(k, c)| (k.clone(), charge(&Some(c.clone())))).collect::<Map<_, _>>(),
             "phases": self.phases,
             "rules": self.rules,
-        })
+        });
+        // Written only when set, so every match without it keeps the
+        // manifest and record header it had.
+        if let (Ownership::SeatTags, Some(o)) = (self.ownership, out.as_object_mut()) {
+            o.insert("ownership".into(), json!("seatTags"));
+        }
+        out
+    }
+
+    /// Whether `seat` may not act on `entity`: with `seatTags`, a piece
+    /// tagged with another seat's id and not with `seat`'s is not its.
+    pub fn not_yours(
+        &self,
+        entity: &digipology_kernel::Entity,
+        seat: &str,
+        seats: &[digipology_kernel::Id],
+    ) -> bool {
+        self.ownership == Ownership::SeatTags
+            && !entity.tags.iter().any(|t| t == seat)
+            && seats
+                .iter()
+                .any(|s| **s != *seat && entity.tags.iter().any(|t| *t == **s))
     }
 
     /// Whether a seat may use `action_type` in `phase`.
@@ -482,6 +530,45 @@ impl MatchConfig {
             // Phases are declared but the game names none now: no tool is
             // restricted until it does.
             (Some(_), None) => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(v: Value) -> Checked<MatchConfig> {
+        MatchConfig::from_json(&v, "match", &["entity.grab"])
+    }
+
+    /// `ownership` is `none` (also when absent) or `seatTags`; anything
+    /// else is refused at its path; the manifest's shape names it only
+    /// when set, and reads back the same.
+    #[test]
+    fn ownership_is_none_or_seat_tags() {
+        for (v, want) in [
+            (json!({}), Ownership::None),
+            (json!({"ownership": null}), Ownership::None),
+            (json!({"ownership": "none"}), Ownership::None),
+            (json!({"ownership": "seatTags"}), Ownership::SeatTags),
+        ] {
+            let c = parse(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
+            assert_eq!(c.ownership, want, "{v}");
+            let shape = c.to_json();
+            assert_eq!(
+                shape.get("ownership").is_some(),
+                want == Ownership::SeatTags,
+                "{shape}"
+            );
+            let again = parse(shape).expect("the manifest's shape reads back");
+            assert_eq!(again.ownership, want);
+        }
+        for v in [json!({"ownership": "tags"}), json!({"ownership": true})] {
+            let e = parse(v.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{v} is refused"));
+            assert_eq!(e.path, "match.ownership", "{v}");
         }
     }
 }

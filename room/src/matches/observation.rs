@@ -181,6 +181,15 @@ pub enum Candidate {
 }
 
 impl Candidate {
+    /// The entity its payload's `entityId` names, if it has one.
+    pub fn entity_id(&self) -> Option<&str> {
+        match self {
+            Candidate::On { key, id, .. } if *key == "entityId" => Some(id),
+            Candidate::Add { id, .. } | Candidate::Drop { id, .. } => Some(id),
+            Candidate::On { .. } | Candidate::Respond { .. } => None,
+        }
+    }
+
     /// The action type.
     pub fn action_type(&self) -> &'static str {
         match self {
