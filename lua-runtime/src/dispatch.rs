@@ -236,16 +236,20 @@ impl ScriptHost for LuaHost {
             // The guard entry answers the guard's own results (an error
             // comes back as `Err`): accepted as `true, answer, reason`.
             let invoke = || {
-                let [px, py, pz, rx, ry, rz, rw, sx, sy, sz] = transform.clone();
-                call.call::<Ret>((
-                    f,
-                    self.sid(request.player_id)?,
-                    player_name.clone(),
-                    self.sid(request.entity_id)?,
-                    key,
-                    (px, py, pz, rx, ry, rz, rw, sx, sy, sz),
-                ))
-                .map(|(answer, reason)| (LuaValue::Boolean(true), answer, reason))
+                let (player, entity) = (self.sid(request.player_id)?, self.sid(request.entity_id)?);
+                // Without a transform the ten numbers are nil: left out.
+                let answer = match &transform {
+                    Some([px, py, pz, rx, ry, rz, rw, sx, sy, sz]) => call.call::<Ret>((
+                        f,
+                        player,
+                        &player_name,
+                        entity,
+                        key,
+                        (px, py, pz, rx, ry, rz, rw, sx, sy, sz),
+                    )),
+                    None => call.call::<Ret>((f, player, &player_name, entity, key)),
+                };
+                answer.map(|(answer, reason)| (LuaValue::Boolean(true), answer, reason))
             };
             let answer = self.call(invoke, Access::Guard(state), &b.script_id, &b.binding_id);
             if let Some(stop) = self.verdict(b, name, answer) {
@@ -686,16 +690,13 @@ impl LuaHost {
 
 /// A drop's transform as the guard entry takes it: its ten numbers
 /// (position, rotation, scale), integers where integral as everywhere a
-/// script reads a number; all nil without one. The entry builds each
+/// script reads a number; none without one. The entry builds each
 /// guard's own table from them.
-type TransformArgs = [LuaValue; 10];
+type TransformArgs = Option<[LuaValue; 10]>;
 
 fn transform_args(t: Option<&digipology_kernel::transform::Transform>) -> TransformArgs {
-    match t {
-        Some(t) => {
-            let (p, r, s) = (t.position, t.rotation, t.scale);
-            [p.x, p.y, p.z, r.x, r.y, r.z, r.w, s.x, s.y, s.z].map(crate::convert::number)
-        }
-        None => std::array::from_fn(|_| LuaValue::Nil),
-    }
+    t.map(|t| {
+        let (p, r, s) = (t.position, t.rotation, t.scale);
+        [p.x, p.y, p.z, r.x, r.y, r.z, r.w, s.x, s.y, s.z].map(crate::convert::number)
+    })
 }
