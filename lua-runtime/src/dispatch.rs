@@ -167,11 +167,17 @@ impl LuaHost {
     }
 }
 
-/// Calls `P.handle(f, type, seq, actionId, n, k1, v1, …)`; events with up
-/// to four data fields go over as a fixed tuple (no argument list to
-/// allocate).
-fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::Result<Answer> {
+/// Calls `P.handle(f, type, seq, actionId, n, tables, k1, v1, …)` (`tables`:
+/// whether a value is a table); events with up to four data fields go
+/// over as a fixed tuple (no argument list to allocate), others to
+/// `P.handle_many` (`calls`: the two).
+fn invoke_handler(
+    calls: (&Function, &Function),
+    f: &Function,
+    args: Vec<LuaValue>,
+) -> mlua::Result<Answer> {
     let n = i64::try_from(args.len().saturating_sub(3)).unwrap_or(i64::MAX);
+    let tables = args.iter().skip(3).any(LuaValue::is_table);
     if n <= 8 {
         let mut it = args.into_iter();
         let mut next = || it.next().unwrap_or(LuaValue::Nil);
@@ -187,7 +193,9 @@ fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::R
             next(),
         ];
         let [k1, v1, k2, v2, k3, v3, k4, v4] = fields;
-        return call.call::<Answer>((f, t, seq, aid, n, k1, v1, k2, v2, k3, v3, k4, v4));
+        return calls
+            .0
+            .call::<Answer>((f, t, seq, aid, n, tables, k1, v1, k2, v2, k3, v3, k4, v4));
     }
     let mut it = args.into_iter();
     let mut all = MultiValue::new();
@@ -196,8 +204,9 @@ fn invoke_handler(call: &Function, f: &Function, args: Vec<LuaValue>) -> mlua::R
         all.push_back(it.next().unwrap_or(LuaValue::Nil));
     }
     all.push_back(LuaValue::Integer(n));
+    all.push_back(LuaValue::Boolean(tables));
     all.extend(it);
-    call.call::<Answer>(all)
+    calls.1.call::<Answer>(all)
 }
 
 impl ScriptHost for LuaHost {
@@ -655,8 +664,8 @@ impl LuaHost {
                 args = Some(built.clone());
                 built
             };
-            let call = &self.handle_call;
-            let invoke = || invoke_handler(call, f, these);
+            let calls = (&self.handle_call, &self.handle_many_call);
+            let invoke = || invoke_handler(calls, f, these);
             self.run_handler(ctx, *i, name, invoke)?;
         }
         Ok(())

@@ -97,6 +97,7 @@ pub struct LuaHost {
     /// callback, query.
     pub(crate) guard_call: Function,
     pub(crate) handle_call: Function,
+    pub(crate) handle_many_call: Function,
     pub(crate) callback_call: Function,
     pub(crate) query_call: Function,
     pub(crate) act_call: Function,

@@ -77,6 +77,7 @@ impl LuaHost {
         let mut host = LuaHost {
             guard_call: get("guard")?,
             handle_call: get("handle")?,
+            handle_many_call: get("handle_many")?,
             callback_call: get("callback")?,
             query_call: get("query")?,
             act_call: get("act")?,

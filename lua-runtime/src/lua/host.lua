@@ -189,17 +189,20 @@ local function fill(data, k, v, ...)
   return fill(data, ...)
 end
 
--- Table constructors size the table once; most events have 1 to 4 fields.
-function P.handle(f, event_type, seq, action_id, n, ...)
-  local k1, v1, k2, v2, k3, v3, k4, v4 = ...
+-- Table constructors size the table once; most events have 1 to 4 fields
+-- (`n` values and keys), which arrive as fixed parameters (no varargs to
+-- adjust); `P.handle_many` takes the rest. `tables`: whether a value is a
+-- table, which each handler gets its own copy of.
+function P.handle(f, event_type, seq, action_id, n, tables, k1, v1, k2, v2, k3, v3, k4, v4)
   local data
-  if n <= 2 then data = n == 0 and {} or { [k1] = v1 }
+  if n < 0 then data = k1
+  elseif n <= 2 then data = n == 0 and {} or { [k1] = v1 }
   elseif n <= 4 then data = { [k1] = v1, [k2] = v2 }
   elseif n <= 6 then data = { [k1] = v1, [k2] = v2, [k3] = v3 }
-  elseif n <= 8 then data = { [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }
-  else data = fill({ [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }, select(9, ...))
+  else data = { [k1] = v1, [k2] = v2, [k3] = v3, [k4] = v4 }
   end
-  local ev = { type = event_type, seq = seq, actionId = action_id, data = owned_data(data) }
+  if tables then data = owned_data(data) end
+  local ev = { type = event_type, seq = seq, actionId = action_id, data = data }
   if event_type == "match.host_event" then
     -- on_host_event(event): event = {type, seat, phase} (docs/match.md).
     ev.type, ev.seat, ev.phase = data.kind, data.seat, data.phase
@@ -209,6 +212,12 @@ function P.handle(f, event_type, seq, action_id, n, ...)
   if ok then return true, a, b end
   if type(a) == "string" then return false, a end
   error(a, 0)
+end
+
+-- A handler call for an event with more than four fields: its data table
+-- built here, then handed to `P.handle` (`n` -1).
+function P.handle_many(f, event_type, seq, action_id, n, tables, ...)
+  return P.handle(f, event_type, seq, action_id, -1, tables, fill({}, ...))
 end
 
 -- A stored callback: a prompt's answer or a timer's data first, then the
