@@ -710,15 +710,12 @@ impl Room {
     fn candidates_of(&self, seat: &str) -> Option<(digipology_kernel::Id, Vec<Candidate>)> {
         let state = self.kernel.state();
         let player = state.seats.get(seat).cloned().flatten()?;
-        let mut list = candidates(state, seat, &player);
         // Another seat's pieces are no candidates where the match says so.
-        if let Some(layer) = self.matchup.as_deref() {
-            list.retain(|c| {
-                c.entity_id()
-                    .and_then(|id| state.entity(id))
-                    .is_none_or(|e| !layer.config.not_yours(e, seat, &state.seat_order))
-            });
-        }
+        let config = self.matchup.as_deref().map(|m| &m.config);
+        let theirs = |e: &digipology_kernel::Entity| {
+            config.is_some_and(|c| c.not_yours(e, seat, &state.seat_order))
+        };
+        let list = candidates(state, (seat, &player), &theirs);
         Some((player, list))
     }
 

@@ -4,7 +4,7 @@
 //! kernel's projection, each part as the config lets that viewer see it.
 
 use digipology_kernel::transform::Transform;
-use digipology_kernel::{Sight, State, Viewer};
+use digipology_kernel::{Entity, Sight, State, Viewer};
 use serde_json::{json, Map, Value};
 
 use super::{MatchLayer, MatchResult, Visibility};
@@ -181,15 +181,6 @@ pub enum Candidate {
 }
 
 impl Candidate {
-    /// The entity its payload's `entityId` names, if it has one.
-    pub fn entity_id(&self) -> Option<&str> {
-        match self {
-            Candidate::On { key, id, .. } if *key == "entityId" => Some(id),
-            Candidate::Add { id, .. } | Candidate::Drop { id, .. } => Some(id),
-            Candidate::On { .. } | Candidate::Respond { .. } => None,
-        }
-    }
-
     /// The action type.
     pub fn action_type(&self) -> &'static str {
         match self {
@@ -250,11 +241,16 @@ impl Candidate {
 /// Candidate actions for a seat's default legal actions: answers to its
 /// open prompts, and the obvious action on each entity it fully sees
 /// (never one it cannot: a hidden card is no candidate). Each is dry-run
-/// by the room; those that would commit are legal.
-pub fn candidates(state: &State, seat: &str, player: &str) -> Vec<Candidate> {
+/// by the room; those that would commit are legal. `theirs` says which
+/// entities another seat owns: no candidate names one by `entityId`.
+pub fn candidates(
+    state: &State,
+    (seat, player): (&str, &str),
+    theirs: &dyn Fn(&Entity) -> bool,
+) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     prompt_answers(state, player, &mut out);
-    piece_actions(state, seat, player, &mut out);
+    piece_actions(state, (seat, player), theirs, &mut out);
     out.truncate(CANDIDATES_MAX);
     out
 }
@@ -290,7 +286,12 @@ fn prompt_answers(state: &State, player: &str, out: &mut Vec<Candidate>) {
 }
 
 /// The obvious action on each piece the seat fully sees.
-fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<Candidate>) {
+fn piece_actions(
+    state: &State,
+    (seat, player): (&str, &str),
+    theirs: &dyn Fn(&Entity) -> bool,
+    out: &mut Vec<Candidate>,
+) {
     let viewer = Viewer::Seat(seat.into());
     let entities: Vec<_> = state
         .entities_sorted()
@@ -312,6 +313,17 @@ fn piece_actions(state: &State, seat: &str, player: &str, out: &mut Vec<Candidat
     for e in entities {
         let id = &e.id;
         let c = &e.components;
+        if theirs(e) {
+            // Another seat's: only what does not name it by entityId.
+            if c.deck.is_some_and(|d| d.enabled) && c.container.is_some() {
+                out.push(Candidate::On {
+                    ty: "deck.shuffle",
+                    key: "deckId",
+                    id: id.clone(),
+                });
+            }
+            continue;
+        }
         let on = |ty, key| Candidate::On {
             ty,
             key,
