@@ -625,3 +625,68 @@ fn another_seats_piece_is_never_a_legal_action() {
     assert_eq!(listed("seatTags"), ["both", "free", "r1"]);
     assert_eq!(listed("none"), ["b1", "both", "free", "r1"]);
 }
+
+/// Ownership never tells a seat what it cannot see, and covers every key a
+/// seat names pieces with: another seat's piece it sees is `not_yours` by
+/// `entityId` or `deckId`; a face-down piece of another seat (its tags
+/// hidden) is not refused for ownership, and one in a hidden pile is
+/// refused as a missing id is, like a made-up one.
+#[test]
+fn ownership_refuses_only_what_the_seat_sees() {
+    let dir = scratch("ownership-sight");
+    let game = json!({
+        "seats": ["red", "blue"],
+        "match": {"ownership": "seatTags"},
+        "entities": [
+            {"id": "b_up", "tags": ["blue"], "components": {"flippable": {}}},
+            {"id": "b_down", "tags": ["blue"], "components": {"flippable": {"flipped": true}}},
+            {"id": "b_deck", "tags": ["blue"], "components": {"deck": {}, "container": {"items": ["b_card"]}}},
+            {"id": "b_card", "tags": ["blue"], "components": {"flippable": {}}},
+            {"id": "pile", "components": {"container": {"visibility": "hidden", "items": ["b_hidden"]}}},
+            {"id": "b_hidden", "tags": ["blue"], "components": {"grabbable": {}}}
+        ]
+    });
+    write(&dir, "game.json", game.to_string().as_bytes());
+    let package = digipology_room::package::Package::load(&dir).expect("game loads");
+    let mut room = digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
+    room.keep_events();
+    let mut sink = Vec::new();
+    room.start(&mut sink).expect("start");
+    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
+        .expect("seat");
+    room.take_events();
+    let mut code = |ty: &str, payload: Value| {
+        let action =
+            json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
+        room.submit_json(action, &mut Vec::new()).expect("submit");
+        room.take_events()
+            .iter()
+            .find_map(|e| match &e.kind {
+                digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
+                    Some(rejection.code.as_str().to_owned())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| "accepted".into())
+    };
+    assert_eq!(
+        code("entity.flip", json!({"entityId": "b_up"})),
+        "not_yours"
+    );
+    assert_eq!(
+        code("deck.shuffle", json!({"deckId": "b_deck"})),
+        "not_yours"
+    );
+    assert_ne!(
+        code("entity.flip", json!({"entityId": "b_down"})),
+        "not_yours"
+    );
+    assert_eq!(
+        code("entity.grab", json!({"entityId": "b_hidden"})),
+        "entity_not_found"
+    );
+    assert_eq!(
+        code("entity.grab", json!({"entityId": "nothing"})),
+        "entity_not_found"
+    );
+}

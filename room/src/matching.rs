@@ -164,11 +164,16 @@ impl Room {
             ));
         }
         let state = self.kernel.state();
-        let target = match action.payload.get("entityId") {
-            Some(digipology_kernel::payload::FieldValue::Str(id)) => state.entity(id),
-            _ => None,
-        };
-        if target.is_some_and(|e| layer.config.not_yours(e, &seat_id, &state.seat_order)) {
+        // Only what the seat sees in full, named by an action it may send
+        // at all: a refusal here never tells it more than it sees, nor
+        // charges it where the kernel would refuse the source for free.
+        let theirs = layer.config.ownership != crate::matches::Ownership::None
+            && state.players_may_submit(ty)
+            && state
+                .named_in_full(&action.payload, &Viewer::Seat(seat_id.as_str().into()))
+                .into_iter()
+                .any(|e| layer.config.not_yours(e, &seat_id, &state.seat_order));
+        if theirs {
             // A game rejection, as a guard's would be.
             if self.charge_invalid(&seat_id) {
                 self.gate_exhausted = Some(seat_id);

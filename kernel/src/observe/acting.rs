@@ -2,9 +2,11 @@
 //! (docs/observations.md, Acting on what a seat sees).
 
 use super::{Sight, Viewer};
+use crate::action::{ActionType, PlayerRule};
 use crate::id::Id;
 use crate::payload::{FieldValue, Fields};
-use crate::state::State;
+use crate::state::{Entity, State};
+use crate::value::Value;
 
 /// The payload keys through which a player names entities.
 const NAMING_KEYS: &[&str] = &["deckId", "entityId", "target", "targets"];
@@ -62,6 +64,44 @@ impl State {
             }
         }
         changed
+    }
+
+    /// The entities a seat's payload names by id (through the keys a
+    /// player names entities with) that `viewer` sees in full. An alias,
+    /// or the id of an entity the viewer cannot see as it is, names none
+    /// here: what answers from this list tells the viewer nothing it does
+    /// not see.
+    pub fn named_in_full(&self, payload: &Fields, viewer: &Viewer) -> Vec<&Entity> {
+        let mut out = Vec::new();
+        let mut add = |name: &str| {
+            if let Some(e) = self.entity(name) {
+                if self.sight(e, viewer) == Sight::Known {
+                    out.push(e);
+                }
+            }
+        };
+        for key in NAMING_KEYS {
+            match payload.get(key) {
+                Some(FieldValue::Str(name)) => add(name.as_str()),
+                Some(FieldValue::Json(list)) => {
+                    if let serde_json::Value::Array(items) = &**list {
+                        items.iter().filter_map(|i| i.as_str()).for_each(&mut add);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Whether a player may submit an action of this type in this room
+    /// (its registry row, and for the sandbox-only rows `settings.sandbox`).
+    pub fn players_may_submit(&self, action_type: &str) -> bool {
+        ActionType::from_name(action_type).is_some_and(|ty| match ty.sources().player {
+            PlayerRule::Never => false,
+            PlayerRule::Always => true,
+            PlayerRule::Sandbox => self.settings.get("sandbox") == Some(&Value::Bool(true)),
+        })
     }
 
     /// The name a seat's payload should carry for `name`: `None` to keep

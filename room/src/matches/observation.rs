@@ -313,15 +313,8 @@ fn piece_actions(
     for e in entities {
         let id = &e.id;
         let c = &e.components;
+        // Another seat's piece: nothing names it.
         if theirs(e) {
-            // Another seat's: only what does not name it by entityId.
-            if c.deck.is_some_and(|d| d.enabled) && c.container.is_some() {
-                out.push(Candidate::On {
-                    ty: "deck.shuffle",
-                    key: "deckId",
-                    id: id.clone(),
-                });
-            }
             continue;
         }
         let on = |ty, key| Candidate::On {
