@@ -163,17 +163,7 @@ impl Room {
                 format!("{ty} is not one of the tools of phase {phase}"),
             ));
         }
-        let state = self.kernel.state();
-        // Only what the seat sees in full, named by an action it may send
-        // at all: a refusal here never tells it more than it sees, nor
-        // charges it where the kernel would refuse the source for free.
-        let theirs = layer.config.ownership != crate::matches::Ownership::None
-            && state.players_may_submit(ty)
-            && state
-                .named_in_full(&action.payload, &Viewer::Seat(seat_id.as_str().into()))
-                .into_iter()
-                .any(|e| layer.config.not_yours(e, &seat_id, &state.seat_order));
-        if theirs {
+        if self.names_anothers_piece(action, &seat_id) {
             // A game rejection, as a guard's would be.
             if self.charge_invalid(&seat_id) {
                 self.gate_exhausted = Some(seat_id);
@@ -188,6 +178,24 @@ impl Room {
             metered: true,
             sensed: None,
         })
+    }
+
+    /// Whether a seat's action names another seat's piece
+    /// (`match.ownership`). Only what the seat sees in full, named by an
+    /// action it may send at all: a refusal for it never tells the seat
+    /// more than it sees, nor charges it where the kernel would refuse the
+    /// source for free.
+    fn names_anothers_piece(&self, action: &Action, seat: &str) -> bool {
+        let Some(layer) = self.matchup.as_deref() else {
+            return false;
+        };
+        let state = self.kernel.state();
+        layer.config.ownership != crate::matches::Ownership::None
+            && state.players_may_submit(action.action_type.as_str())
+            && state
+                .named_in_full(&action.payload, &Viewer::Seat(seat.into()))
+                .into_iter()
+                .any(|e| layer.config.not_yours(e, seat, &state.seat_order))
     }
 
     /// A sensing call (docs/match.md, Sensing tools): the tool must be
