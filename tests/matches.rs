@@ -690,3 +690,24 @@ fn ownership_refuses_only_what_the_seat_sees() {
         "entity_not_found"
     );
 }
+
+/// `ownership: "seatTags"` in a game.json that lists no seats would do
+/// nothing: `check` refuses it at its path.
+#[test]
+fn ownership_without_seats_is_refused_by_check() {
+    let dir = scratch("ownership-no-seats");
+    let game = json!({
+        "match": {"ownership": "seatTags"},
+        "entities": [{"id": "p", "tags": ["red"], "components": {"grabbable": {}}}]
+    });
+    write(&dir, "game.json", game.to_string().as_bytes());
+    let out = run(&["check", arg(&dir)], b"");
+    assert_no_panic(&out);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("match.ownership"), "{said}");
+}

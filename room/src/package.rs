@@ -120,10 +120,19 @@ impl Package {
     /// # Errors
     /// The first problem, with its JSON path.
     pub fn match_config(&self) -> Result<Option<crate::matches::MatchConfig>, CliError> {
-        match self.json.get("match") {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match_config_from(v, "match", &self.manifest).map(Some),
+        let config = match self.json.get("match") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(v) => match_config_from(v, "match", &self.manifest)?,
+        };
+        // Pieces belong to the seats game.json lists: without any, the
+        // setting would silently do nothing.
+        if config.ownership != crate::matches::Ownership::None && self.seats().is_empty() {
+            return Err(self.field_error(
+                "match.ownership",
+                "\"seatTags\" gives pieces to the seats game.json lists, and it lists none",
+            ));
         }
+        Ok(Some(config))
     }
 
     /// Seat ids in manifest order.
