@@ -588,6 +588,19 @@ fn another_seats_piece_is_not_yours_and_costs_a_retry() {
     assert_replays(&record);
 }
 
+/// A room of `game` (written into `dir`), started, with p1 and p2 in its
+/// seats.
+fn seated_room(dir: &std::path::Path, game: &Value) -> digipology_room::room::Room {
+    write(dir, "game.json", game.to_string().as_bytes());
+    let package = digipology_room::package::Package::load(dir).expect("game loads");
+    let mut room = digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
+    let mut sink = Vec::new();
+    room.start(&mut sink).expect("start");
+    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
+        .expect("seat");
+    room
+}
+
 /// A seat's legal actions under `ownership: "seatTags"`: its own pieces
 /// and the pieces no seat owns, never another seat's — which, with no
 /// guard to refuse it, a seat could otherwise pick up.
@@ -605,14 +618,7 @@ fn another_seats_piece_is_never_a_legal_action() {
                 {"id": "free", "components": {"grabbable": {}}}
             ]
         });
-        write(&dir, "game.json", game.to_string().as_bytes());
-        let package = digipology_room::package::Package::load(&dir).expect("game loads");
-        let mut room =
-            digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
-        let mut sink = Vec::new();
-        room.start(&mut sink).expect("start");
-        room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
-            .expect("seat");
+        let mut room = seated_room(&dir, &game);
         let mut grabs: Vec<String> = room
             .legal_actions("red")
             .iter()
@@ -646,15 +652,8 @@ fn ownership_refuses_only_what_the_seat_sees() {
             {"id": "b_hidden", "tags": ["blue"], "components": {"grabbable": {}}}
         ]
     });
-    write(&dir, "game.json", game.to_string().as_bytes());
-    let package = digipology_room::package::Package::load(&dir).expect("game loads");
-    let mut room = digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
+    let mut room = seated_room(&dir, &game);
     room.keep_events();
-    let mut sink = Vec::new();
-    room.start(&mut sink).expect("start");
-    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
-        .expect("seat");
-    room.take_events();
     let mut code = |ty: &str, payload: Value| {
         let action =
             json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
