@@ -601,6 +601,23 @@ fn seated_room(dir: &std::path::Path, game: &Value) -> digipology_room::room::Ro
     room
 }
 
+/// p1's action of type `ty` with `payload` in `room` (keeping events):
+/// its rejection code, or `accepted`.
+fn p1_sends(room: &mut digipology_room::room::Room, ty: &str, payload: Value) -> String {
+    let action =
+        json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
+    room.submit_json(action, &mut Vec::new()).expect("submit");
+    room.take_events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
+                Some(rejection.code.as_str().to_owned())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| "accepted".into())
+}
+
 /// A seat's legal actions under `ownership: "seatTags"`: its own pieces
 /// and the pieces no seat owns, never another seat's — which, with no
 /// guard to refuse it, a seat could otherwise pick up.
@@ -654,20 +671,7 @@ fn ownership_refuses_only_what_the_seat_sees() {
     });
     let mut room = seated_room(&dir, &game);
     room.keep_events();
-    let mut code = |ty: &str, payload: Value| {
-        let action =
-            json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
-        room.submit_json(action, &mut Vec::new()).expect("submit");
-        room.take_events()
-            .iter()
-            .find_map(|e| match &e.kind {
-                digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
-                    Some(rejection.code.as_str().to_owned())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| "accepted".into())
-    };
+    let mut code = |ty: &str, payload: Value| p1_sends(&mut room, ty, payload);
     assert_eq!(
         code("entity.flip", json!({"entityId": "b_up"})),
         "not_yours"
@@ -688,6 +692,45 @@ fn ownership_refuses_only_what_the_seat_sees() {
         code("entity.grab", json!({"entityId": "nothing"})),
         "entity_not_found"
     );
+}
+
+/// Ownership follows a name to the piece it acts on: a deal to a player
+/// goes to that player's hand (here blue's), and `stack.remove_top` takes
+/// the stack's top piece (here blue's) — both `not_yours` for red, while a
+/// deal to red's own hand goes through.
+#[test]
+fn ownership_follows_a_players_hand_and_a_stacks_top() {
+    let dir = scratch("ownership-follows");
+    write(
+        &dir,
+        "main.lua",
+        br#"function on_start() game.create_stack("pile", { game.entity("s1"), game.entity("s2") }) end
+"#,
+    );
+    let game = json!({
+        "seats": ["red", "blue"],
+        "match": {"ownership": "seatTags"},
+        "scripts": [{"id": "main", "file": "main.lua", "bindings": [{"id": "global"}]}],
+        "entities": [
+            {"id": "deck", "components": {"deck": {}, "container": {"items": ["d1", "d2"]}}},
+            {"id": "d1", "components": {"grabbable": {}}},
+            {"id": "d2", "components": {"grabbable": {}}},
+            {"id": "hand_r", "tags": ["hand", "red"], "props": {"owner": "p1"}, "components": {"container": {}}},
+            {"id": "hand_b", "tags": ["blue", "hand"], "props": {"owner": "p2"}, "components": {"container": {}}},
+            {"id": "s1", "components": {"stackable": {}}},
+            {"id": "s2", "tags": ["blue"], "components": {"stackable": {}}}
+        ]
+    });
+    let mut room = seated_room(&dir, &game);
+    room.keep_events();
+    let mut code = |ty: &str, payload: Value| p1_sends(&mut room, ty, payload);
+    let deal = |to: &str| json!({"deckId": "deck", "targets": [to], "cardsEach": 1});
+    assert_eq!(code("deck.deal", deal("p2")), "not_yours");
+    assert_eq!(
+        code("stack.remove_top", json!({"stackId": "pile"})),
+        "not_yours"
+    );
+    assert_eq!(code("deck.deal", deal("p1")), "accepted");
 }
 
 /// `ownership: "seatTags"` in a game.json that lists no seats would do

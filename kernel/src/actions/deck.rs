@@ -142,12 +142,7 @@ fn resolve_target(state: &crate::state::State, target: &str) -> Result<Id, Rejec
         return Ok(e.id.clone());
     }
     if state.players.contains_key(target) {
-        let hand = state.entities_sorted().into_iter().find(|e| {
-            e.components.container.is_some()
-                && e.tags.binary_search(&"hand".to_owned()).is_ok()
-                && e.props.get("owner") == Some(&crate::value::Value::from(target))
-        });
-        return match hand {
+        return match state.hand_of(target) {
             Some(h) => Ok(h.id.clone()),
             None => reject(
                 RejectCode::NoHand,

@@ -66,20 +66,40 @@ impl State {
         changed
     }
 
-    /// The entities a seat's payload names by id (through the keys a
-    /// player names entities with) that `viewer` sees in full. An alias,
-    /// or the id of an entity the viewer cannot see as it is, names none
-    /// here: what answers from this list tells the viewer nothing it does
-    /// not see.
+    /// A player's hand: the first container, in id order, tagged `hand`
+    /// whose `props.owner` is the player (where a deal to the player goes).
+    pub fn hand_of(&self, player: &str) -> Option<&Entity> {
+        self.entities_sorted().into_iter().find(|e| {
+            e.components.container.is_some()
+                && e.tags.binary_search(&"hand".to_owned()).is_ok()
+                && e.props.get("owner") == Some(&Value::from(player))
+        })
+    }
+
+    /// The entities a seat's payload acts on by name that `viewer` sees in
+    /// full: those its naming keys name (a deal's target player stands for
+    /// the player's hand), and the top piece of a stack `stackId` names.
+    /// An alias, or the id of an entity the viewer cannot see as it is,
+    /// names none here: what answers from this list tells the viewer
+    /// nothing it does not see.
     pub fn named_in_full(&self, payload: &Fields, viewer: &Viewer) -> Vec<&Entity> {
         let mut out = Vec::new();
         let mut add = |name: &str| {
-            if let Some(e) = self.entity(name) {
-                if self.sight(e, viewer) == Sight::Known {
-                    out.push(e);
-                }
+            let e = match self.entity(name) {
+                Some(e) => Some(e),
+                None if self.players.contains_key(name) => self.hand_of(name),
+                None => None,
+            };
+            if let Some(e) = e.filter(|e| self.sight(e, viewer) == Sight::Known) {
+                out.push(e);
             }
         };
+        if let Some(FieldValue::Str(stack)) = payload.get("stackId") {
+            let top = self.stacks.get(stack.as_str()).and_then(|s| s.items.last());
+            if let Some(top) = top {
+                add(top.as_ref());
+            }
+        }
         for key in NAMING_KEYS {
             match payload.get(key) {
                 Some(FieldValue::Str(name)) => add(name.as_str()),

@@ -242,7 +242,7 @@ impl Candidate {
 /// open prompts, and the obvious action on each entity it fully sees
 /// (never one it cannot: a hidden card is no candidate). Each is dry-run
 /// by the room; those that would commit are legal. `theirs` says which
-/// entities another seat owns: no candidate names one by `entityId`.
+/// entities another seat owns: no candidate names one.
 pub fn candidates(
     state: &State,
     (seat, player): (&str, &str),
