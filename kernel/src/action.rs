@@ -363,13 +363,18 @@ impl Sources {
     /// Whether `source` may issue the action, given the sandbox setting.
     pub fn allows(self, source: &Source, sandbox: bool) -> bool {
         match source {
-            Source::Player { .. } => match self.player {
-                PlayerRule::Never => false,
-                PlayerRule::Always => true,
-                PlayerRule::Sandbox => sandbox,
-            },
+            Source::Player { .. } => self.allows_player(sandbox),
             Source::Script { .. } => self.script,
             Source::System => self.system,
+        }
+    }
+
+    /// Whether a player may issue the action, given the sandbox setting.
+    pub fn allows_player(self, sandbox: bool) -> bool {
+        match self.player {
+            PlayerRule::Never => false,
+            PlayerRule::Always => true,
+            PlayerRule::Sandbox => sandbox,
         }
     }
 

@@ -21,7 +21,6 @@ use crate::reject::{RejectCode, Rejection};
 use crate::state::{Id, State};
 pub use crate::txn::Limits;
 use crate::txn::{Buffers, Failure, Txn};
-use crate::value::Value;
 use std::borrow::Cow;
 
 /// What processing (or dry-running) an action produced.
@@ -418,10 +417,7 @@ fn lookup_type(name: &TypeName) -> Result<ActionType, Rejection> {
 /// Registry source rules, then: a player source must be a joined player.
 fn check_source(state: &State, ty: ActionType, source: &Source) -> Result<(), Rejection> {
     let sources = ty.sources();
-    // The setting is read only for the rows that depend on it.
-    let sandbox = sources.player == crate::action::PlayerRule::Sandbox
-        && state.settings.get("sandbox") == Some(&Value::Bool(true));
-    if !sources.allows(source, sandbox) {
+    if !sources.allows(source, state.sandbox_for(sources)) {
         return Err(source_not_allowed(ty, source.kind_name()));
     }
     if let Source::Player { player_id } = source {

@@ -2,7 +2,7 @@
 //! (docs/observations.md, Acting on what a seat sees).
 
 use super::{Sight, Viewer};
-use crate::action::{ActionType, PlayerRule};
+use crate::action::{ActionType, PlayerRule, Sources};
 use crate::id::Id;
 use crate::payload::{FieldValue, Fields};
 use crate::state::{Entity, State};
@@ -117,11 +117,17 @@ impl State {
     /// Whether a player may submit an action of this type in this room
     /// (its registry row, and for the sandbox-only rows `settings.sandbox`).
     pub fn players_may_submit(&self, action_type: &str) -> bool {
-        ActionType::from_name(action_type).is_some_and(|ty| match ty.sources().player {
-            PlayerRule::Never => false,
-            PlayerRule::Always => true,
-            PlayerRule::Sandbox => self.settings.get("sandbox") == Some(&Value::Bool(true)),
+        ActionType::from_name(action_type).is_some_and(|ty| {
+            let sources = ty.sources();
+            sources.allows_player(self.sandbox_for(sources))
         })
+    }
+
+    /// Whether the sandbox setting is on, for a registry row that depends
+    /// on it (the setting is read only for those rows).
+    pub(crate) fn sandbox_for(&self, sources: Sources) -> bool {
+        sources.player == PlayerRule::Sandbox
+            && self.settings.get("sandbox") == Some(&Value::Bool(true))
     }
 
     /// The name a seat's payload should carry for `name`: `None` to keep
