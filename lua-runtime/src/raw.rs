@@ -32,7 +32,7 @@ use mlua::{ffi, Function, Lua, Table};
 use crate::errors::BUDGET_MSG;
 use crate::shared::Shared;
 use crate::slot::{Erased, Slot};
-use crate::storage::{plain_write, Found, Key, Scalar, Wrote};
+use crate::storage::{plain_write, root_cacheable, Found, Key, Scalar, Wrote};
 
 /// Keeps every `Rc<T>` (a [`Slot`], the [`Shared`]) raw closures point at
 /// alive as long as the Lua state: app data is dropped after the state is
@@ -388,11 +388,11 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
         // Outside a callback: the Lua path says what is wrong.
         None => return fallback(state),
     };
-    let cached = push(state, found);
+    push(state, found);
     // The root's cache keeps what a string key holds (integer keys stay
     // out: a float key such as 1.0 would find them and skip the refusal;
     // absent keys too, which the cache cannot hold).
-    if cached && matches!(key, Key::Str(_)) && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE {
+    if root_cacheable(key, parent, found) {
         ffi::lua_pushvalue(state, 2);
         ffi::lua_pushvalue(state, -2);
         ffi::lua_rawset(state, UP_CACHE);
@@ -400,15 +400,12 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// Pushes what a read found (a table through `child`): one value, and
-/// whether a cache may keep it (anything but nil: a node is a view of its
-/// key's path, whatever the path holds later).
-unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
+/// Pushes what a read found (a table through `child`): one value. (A
+/// node is a view of its key's path, whatever the path holds later, so
+/// the root's cache may keep it.)
+unsafe fn push(state: *mut ffi::lua_State, found: Found) {
     match found {
-        Found::Nil => {
-            ffi::lua_pushnil(state);
-            return false;
-        }
+        Found::Nil => ffi::lua_pushnil(state),
         Found::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
         Found::Int(i) => ffi::lua_pushinteger(state, i),
         Found::Num(n) => ffi::lua_pushnumber(state, n),
@@ -422,7 +419,7 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
             if ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
                 ffi::lua_pushvalue(state, 2);
                 if ffi::lua_rawget(state, UP_CHILDREN) != ffi::LUA_TNIL {
-                    return true;
+                    return;
                 }
                 ffi::lua_pop(state, 1);
             }
@@ -431,7 +428,6 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) -> bool {
             ffi::lua_call(state, 1, 1);
         }
     }
-    true
 }
 
 /// A storage node's `__newindex(node, key, value)`: a scalar at a string

@@ -112,6 +112,13 @@ fn scalar_value(v: Scalar<'_>) -> Result<Option<Value>, String> {
     Value::from_json(&json).map(Some).map_err(|e| e.message)
 }
 
+/// Whether the root's read cache keeps what a read found (`raw.rs`): a
+/// root's string key that holds something. Exactly these reads go
+/// uncharged, so a read costs the same cached or not.
+pub(crate) fn root_cacheable(key: Key<'_>, parent: Option<&[u8]>, found: Found) -> bool {
+    parent.is_none() && matches!(key, Key::Str(_)) && !matches!(found, Found::Nil)
+}
+
 /// The entry of an object (string key) or list (integer index from 1).
 fn entry_at<'v>(v: &'v Value, key: Key<'_>) -> Option<&'v Value> {
     match (v, key) {
@@ -265,9 +272,7 @@ impl Call<'_, '_, '_> {
         parent: Option<&[u8]>,
     ) -> Result<Found, ()> {
         let found = self.storage_lookup(script, key, parent);
-        let cacheable =
-            parent.is_none() && matches!(key, Key::Str(_)) && !matches!(found, Found::Nil);
-        if !cacheable {
+        if !root_cacheable(key, parent, found) {
             self.charge_storage(READ_CHARGE).map_err(|_| ())?;
         }
         Ok(found)
