@@ -77,6 +77,7 @@ pub fn natives(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Table> {
         lua.create_sequence_from(READ_FIELDS.iter().copied())?,
     )?;
     t.raw_set("storage_meta", crate::raw::storage_meta_factory(lua, slot)?)?;
+    t.raw_set("storage_absent", crate::raw::absent_value())?;
     entity_natives(lua, slot, &t)?;
     game_natives(lua, slot, &t)?;
     write_natives(lua, slot, &t)?;

@@ -32,7 +32,7 @@ use mlua::{ffi, Function, Lua, Table};
 use crate::errors::BUDGET_MSG;
 use crate::shared::Shared;
 use crate::slot::{Erased, Slot};
-use crate::storage::{plain_write, root_cacheable, Found, Key, Scalar, Wrote};
+use crate::storage::{cacheable, plain_write, Found, Key, Scalar, Wrote};
 
 /// Keeps every `Rc<T>` (a [`Slot`], the [`Shared`]) raw closures point at
 /// alive as long as the Lua state: app data is dropped after the state is
@@ -125,30 +125,64 @@ const UP_SLOT: c_int = ffi::lua_upvalueindex(9);
 const UPVALUES: c_int = 9;
 
 /// `N.storage_meta(script, top, fallback, child, set_fallback, fail,
-/// children)`: the
-/// `__index` and `__newindex` of a storage node — the root (`top` nil) or
-/// the table at top-level key `top`. `fallback(node, key)` and
-/// `set_fallback(node, key, value, level)` are the node's Lua metamethods,
-/// `child(key)` makes (or finds) the node of a table a read found, and
-/// `fail(kind, message, level)` raises a refused write as the Lua path
-/// does (the same counted instructions); `children` is the root's table of
-/// the nodes it keeps (nil for a top-level table), which `child` fills.
+/// children, cached)`: the `__index` and `__newindex` of a storage node —
+/// the root (`top` nil) or the table at top-level key `top`.
+/// `fallback(node, key)` and `set_fallback(node, key, value, level)` are
+/// the node's Lua metamethods, `child(key)` makes (or finds) the node of a
+/// table a read found, and `fail(kind, message, level)` raises a refused
+/// write as the Lua path does (the same counted instructions); `children`
+/// is the root's table of the nodes it keeps, which `child` fills (a
+/// top-level node gets its root's).
 ///
-/// The root's `__index` is a table, its read cache: the values its string
-/// keys were last read as (scalars, and nodes for tables), so a read that
-/// hits costs one table lookup and no call; a key it lacks reaches the C
-/// `__index` (its metatable's), which reads the state and fills it (an
-/// absent key stays out, and reading it is charged every time).
-/// The root's `__newindex` empties a key's entry before it writes the key
-/// (and fills it with a written string, boolean or integer after);
-/// nothing else changes a root's keys while a callback runs, and
+/// With `cached` (the root, and each top-level node the root keeps), the
+/// `__index` is a table, the node's read cache: what its string keys were
+/// last read as (scalars; nodes, at the root; the absent mark for a key
+/// that holds nothing, which the VM answers as nil — lvm.c,
+/// `luaV_digiabsent`), so a read that hits costs one table lookup and no
+/// call; a key it lacks reaches the C `__index` (its metatable's), which
+/// reads the state and fills it. What a read may leave there is exactly
+/// what goes uncharged ([`cacheable`]), so a read costs the same whether
+/// it hits or fills.
+/// A node's `__newindex` empties a key's entry before it writes the key
+/// (and fills it with a written string, boolean or integer after); the
+/// root's also empties the cache of the node it keeps for the key. Nothing
+/// else changes those keys while a callback runs, and
 /// [`LuaHost::call`](crate::host::LuaHost) empties every cache before a
 /// callback when the storage changed since the caches were last right.
+/// The cache holds at most [`ABSENT_MAX`] absent marks between two
+/// emptyings, counted under the mark itself (a key no script can use); a
+/// cache whose count there is `false` is retired (its node is no longer
+/// kept, `P.forget`) and never filled again.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     closure_over(lua, slot, storage_meta_new)
 }
 
-/// The factory: checks its seven arguments and makes both closures over
+/// The most absent keys a read cache remembers between two emptyings (a
+/// script reading ever new absent keys does not grow it further).
+const ABSENT_MAX: i64 = 64;
+
+/// The absent mark's address (lvm.c), pushed as a light userdata.
+fn absent_mark() -> *mut c_void {
+    // Only the static's address is taken; nothing reads or writes it
+    // through this pointer (the VM compares addresses).
+    std::ptr::addr_of!(luaV_digiabsent)
+        .cast_mut()
+        .cast::<c_void>()
+}
+
+extern "C" {
+    /// The absent mark: a byte whose address the patched VM recognises in
+    /// an `__index` table (third_party/lua-src, PATCHES.md).
+    static luaV_digiabsent: c_char;
+}
+
+/// `N.storage_absent`: the absent mark, for the prelude to retire a cache
+/// (set `false` under it). No script ever sees it.
+pub(crate) fn absent_value() -> mlua::LightUserData {
+    mlua::LightUserData(absent_mark())
+}
+
+/// The factory: checks its eight arguments and makes both closures over
 /// them and the slot.
 unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_int {
     let fine = ffi::lua_type(state, 1) == ffi::LUA_TSTRING
@@ -157,17 +191,19 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
         && ffi::lua_type(state, 4) == ffi::LUA_TFUNCTION
         && ffi::lua_type(state, 5) == ffi::LUA_TFUNCTION
         && ffi::lua_type(state, 6) == ffi::LUA_TFUNCTION
-        && matches!(ffi::lua_type(state, 7), ffi::LUA_TTABLE | ffi::LUA_TNIL);
+        && matches!(ffi::lua_type(state, 7), ffi::LUA_TTABLE | ffi::LUA_TNIL)
+        && matches!(ffi::lua_type(state, 8), ffi::LUA_TBOOLEAN | ffi::LUA_TNIL);
     if !fine {
         raise(
             state,
-            b"storage_meta(script, top, fallback, child, set_fallback, fail, children): bad arguments",
+            b"storage_meta(script, top, fallback, child, set_fallback, fail, children, cached): bad arguments",
         );
     }
-    ffi::lua_settop(state, 7);
-    let root = ffi::lua_type(state, 2) == ffi::LUA_TNIL;
-    // Slot 8: the root's cache (an upvalue of both closures), else nil.
-    if root {
+    ffi::lua_settop(state, 8);
+    let cached = ffi::lua_toboolean(state, 8) != 0;
+    ffi::lua_pop(state, 1);
+    // Slot 8: the node's cache (an upvalue of both closures), else nil.
+    if cached {
         ffi::lua_createtable(state, 0, 8);
     } else {
         ffi::lua_pushnil(state);
@@ -179,9 +215,9 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
         ffi::lua_pushcclosure(state, f, UPVALUES);
     }
-    // Slots 9 and 10: the closures. The root answers its cache as its
-    // `__index`, the C `__index` behind it.
-    if root {
+    // Slots 9 and 10: the closures. A cached node answers its cache as
+    // its `__index`, the C `__index` behind it.
+    if cached {
         ffi::lua_createtable(state, 0, 1);
         ffi::lua_pushvalue(state, 9);
         ffi::lua_setfield(state, -2, c"__index".as_ptr());
@@ -388,22 +424,88 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
         // Outside a callback: the Lua path says what is wrong.
         None => return fallback(state),
     };
-    push(state, found);
-    // The root's cache keeps what a string key holds (integer keys stay
-    // out: a float key such as 1.0 would find them and skip the refusal;
-    // absent keys too, which the cache cannot hold).
-    if root_cacheable(key, parent, found) {
-        ffi::lua_pushvalue(state, 2);
-        ffi::lua_pushvalue(state, -2);
-        ffi::lua_rawset(state, UP_CACHE);
+    push(state, found, root);
+    // The cache keeps what a string key holds (integer keys stay out: a
+    // float key such as 1.0 would find them and skip the refusal).
+    if cacheable(key, parent, found) {
+        remember(state, matches!(found, Found::Nil));
     }
     1
+}
+
+/// The count of absent marks in the node's cache (`UP_CACHE`), or `None`
+/// when there is no cache or it is retired.
+unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
+    if ffi::lua_type(state, UP_CACHE) != ffi::LUA_TTABLE {
+        return None;
+    }
+    ffi::lua_pushlightuserdata(state, absent_mark());
+    let count = match ffi::lua_rawget(state, UP_CACHE) {
+        ffi::LUA_TNIL => Some(0),
+        ffi::LUA_TNUMBER => Some(ffi::lua_tointegerx(state, -1, std::ptr::null_mut())),
+        _ => None,
+    };
+    ffi::lua_pop(state, 1);
+    count
+}
+
+/// Fills the cache's entry for the key (argument 2) with the value on top
+/// of the stack, or with the absent mark when `absent` (while there is
+/// room for one more).
+unsafe fn remember(state: *mut ffi::lua_State, absent: bool) {
+    let Some(count) = live_cache(state) else {
+        return;
+    };
+    if absent {
+        if count >= ABSENT_MAX {
+            return;
+        }
+        ffi::lua_pushlightuserdata(state, absent_mark());
+        ffi::lua_pushinteger(state, count + 1);
+        ffi::lua_rawset(state, UP_CACHE);
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushlightuserdata(state, absent_mark());
+    } else {
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushvalue(state, -2);
+    }
+    ffi::lua_rawset(state, UP_CACHE);
+}
+
+/// Empties the cache of the node the root keeps for a top-level key, if
+/// it keeps one and it is not the node written (argument 1): the root's
+/// key (argument 2), which the root is about to write; a top-level node's
+/// own key, when the node written is one the root no longer keeps (a
+/// script held it from an earlier match).
+unsafe fn forget_child(state: *mut ffi::lua_State, root: bool) {
+    if ffi::lua_type(state, UP_CHILDREN) != ffi::LUA_TTABLE {
+        return;
+    }
+    ffi::lua_pushvalue(state, if root { 2 } else { UP_TOP });
+    if ffi::lua_rawget(state, UP_CHILDREN) == ffi::LUA_TTABLE
+        && ffi::lua_rawequal(state, -1, 1) == 0
+        && ffi::lua_getmetatable(state, -1) != 0
+    {
+        ffi::lua_pushstring(state, c"__index".as_ptr());
+        if ffi::lua_rawget(state, -2) == ffi::LUA_TTABLE {
+            // Setting a present key to nil while walking is allowed.
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, -2) != 0 {
+                ffi::lua_pop(state, 1);
+                ffi::lua_pushvalue(state, -1);
+                ffi::lua_pushnil(state);
+                ffi::lua_rawset(state, -4);
+            }
+        }
+        ffi::lua_pop(state, 2);
+    }
+    ffi::lua_pop(state, 1);
 }
 
 /// Pushes what a read found (a table through `child`): one value. (A
 /// node is a view of its key's path, whatever the path holds later, so
 /// the root's cache may keep it.)
-unsafe fn push(state: *mut ffi::lua_State, found: Found) {
+unsafe fn push(state: *mut ffi::lua_State, found: Found, root: bool) {
     match found {
         Found::Nil => ffi::lua_pushnil(state),
         Found::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
@@ -416,7 +518,7 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found) {
         }
         Found::Table => {
             // A node the root kept: no call into Lua.
-            if ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
+            if root && ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
                 ffi::lua_pushvalue(state, 2);
                 if ffi::lua_rawget(state, UP_CHILDREN) != ffi::LUA_TNIL {
                     return;
@@ -440,13 +542,18 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
         Err(None) => return set_fallback(state),
         Err(Some(other)) => return bad_key(state, other),
     };
-    // The root's cache forgets the key before anything writes it (setting
-    // nil allocates nothing, so this cannot fail).
-    let cache = matches!(key, Key::Str(_)) && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE;
+    // The cache forgets the key before anything writes it, and so does the
+    // node the root keeps for it (setting nil allocates nothing, so this
+    // cannot fail).
+    let string_key = matches!(key, Key::Str(_));
+    let cache = string_key && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE;
     if cache {
         ffi::lua_pushvalue(state, 2);
         ffi::lua_pushnil(state);
         ffi::lua_rawset(state, UP_CACHE);
+    }
+    if string_key {
+        forget_child(state, root);
     }
     let value = match ffi::lua_type(state, 3) {
         ffi::LUA_TNIL => Scalar::Nil,
@@ -476,9 +583,8 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
             // A string, a boolean or an integer reads back as written; a
             // float may read back as an integer, so it is read again.
             if cache && matches!(value, Scalar::Str(_) | Scalar::Bool(_) | Scalar::Int(_)) {
-                ffi::lua_pushvalue(state, 2);
                 ffi::lua_pushvalue(state, 3);
-                ffi::lua_rawset(state, UP_CACHE);
+                remember(state, false);
             }
             0
         }

@@ -112,11 +112,13 @@ fn scalar_value(v: Scalar<'_>) -> Result<Option<Value>, String> {
     Value::from_json(&json).map(Some).map_err(|e| e.message)
 }
 
-/// Whether the root's read cache keeps what a read found (`raw.rs`): a
-/// root's string key that holds something. Exactly these reads go
-/// uncharged, so a read costs the same cached or not.
-pub(crate) fn root_cacheable(key: Key<'_>, parent: Option<&[u8]>, found: Found) -> bool {
-    parent.is_none() && matches!(key, Key::Str(_)) && !matches!(found, Found::Nil)
+/// Whether a node's read cache may keep what a read found (`raw.rs`): a
+/// string key of the root, whatever it holds (nothing too), or of a
+/// top-level table (`parent`) that holds a scalar or nothing. Exactly
+/// these reads go uncharged, so a read costs the same cached or not — and
+/// whether its node keeps a cache or not.
+pub(crate) fn cacheable(key: Key<'_>, parent: Option<&[u8]>, found: Found) -> bool {
+    matches!(key, Key::Str(_)) && (parent.is_none() || !matches!(found, Found::Table))
 }
 
 /// The entry of an object (string key) or list (integer index from 1).
@@ -260,11 +262,10 @@ impl Call<'_, '_, '_> {
     /// changes the state before it is pushed). `Err` once the budget is
     /// spent.
     ///
-    /// Charged as that native is, except a string key of the root that
-    /// holds a value: the root's read cache answers those with no call at
-    /// all when it has them, so they cost their instruction only, cached
-    /// or not. An absent key never enters the cache: reading one always
-    /// comes here, and is always charged.
+    /// Charged as that native is, except the reads a node's read cache may
+    /// keep ([`cacheable`]): the cache answers those with no call at all
+    /// when it has them, so they cost their instruction only, cached or
+    /// not.
     pub(crate) fn storage_read(
         &self,
         script: &[u8],
@@ -272,7 +273,7 @@ impl Call<'_, '_, '_> {
         parent: Option<&[u8]>,
     ) -> Result<Found, ()> {
         let found = self.storage_lookup(script, key, parent);
-        if !root_cacheable(key, parent, found) {
+        if !cacheable(key, parent, found) {
             self.charge_storage(READ_CHARGE).map_err(|_| ())?;
         }
         Ok(found)

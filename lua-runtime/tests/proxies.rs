@@ -1147,3 +1147,115 @@ end
     }
     assert_eq!(storage(&k, "main")["log"], json!("1,2,3,4,5,6,"));
 }
+
+/// A top-level table's node keeps a read cache as the root does: every
+/// write — through the node, through the root (replacing, emptying or
+/// dropping the table), of a table or a scalar, of more absent keys than
+/// the cache remembers — reads back as written, and a write the action
+/// then rolls back (the second button's press fails) is not read later.
+#[test]
+fn a_top_level_tables_read_cache_follows_every_write() {
+    let main = r#"
+function on_button_pressed(e)
+  if e.data.entityId == "btn2" then
+    local b = storage.b
+    b.x = 99
+    assert(b.x == 99 and storage.b.x == 99, "the write reads back")
+    error("boom")
+  end
+  local n = (storage.n or 0) + 1
+  storage.n = n
+  if n > 1 then
+    storage.seen = storage.seen .. "," .. tostring(storage.b.x)
+    return
+  end
+  storage.b = { x = 1 }
+  local b = storage.b
+  for _ = 1, 2 do assert(b.x == 1 and b.y == nil, "read, then cached") end
+  storage.b = { x = 2, y = 3 }
+  assert(b.x == 2 and b.y == 3, "the root replaced the table")
+  storage.b = 5
+  assert(b.x == nil, "a number has no keys")
+  storage.b = { x = 4 }
+  assert(b.x == 4 and b.y == nil, "a table again")
+  b.x = nil
+  assert(b.x == nil and storage.b.x == nil, "removed")
+  b.t = { 1 }
+  assert(b.t[1] == 1, "a table at a key")
+  b.t = 7
+  assert(b.t == 7, "a scalar in its place")
+  for i = 1, 100 do assert(b["k" .. i] == nil and storage["k" .. i] == nil, "absent") end
+  for i = 1, 100 do b["k" .. i] = i storage["k" .. i] = -i end
+  for i = 1, 100 do assert(b["k" .. i] == i and storage["k" .. i] == -i, "written") end
+  for i = 1, 100 do b["k" .. i] = nil storage["k" .. i] = nil end
+  for i = 1, 100 do assert(b["k" .. i] == nil and storage["k" .. i] == nil, "removed") end
+  b.x = 4
+  storage.seen = tostring(b.x)
+end
+"#;
+    let (mut k, mut host) = global(main);
+    start(&mut k, &mut host);
+    for button in ["btn", "btn2", "btn", "btn2", "btn"] {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": button})),
+            &mut host,
+        );
+        assert_eq!(
+            out.accepted(),
+            button == "btn",
+            "{button}: {:?}",
+            events(&out)
+        );
+    }
+    assert_eq!(storage(&k, "main")["seen"], json!("4,4,4"));
+}
+
+/// A node a script keeps from one match to the next (in a table of its
+/// own) reads and writes the new match's storage, and so does the node the
+/// root keeps in the new match: the old node's read cache is retired when
+/// the room starts another match (`LuaHost::forget_match`), and a write
+/// through it empties the new node's.
+#[test]
+fn a_node_kept_from_an_earlier_match_reads_the_new_one() {
+    let main = r#"
+local held = {}
+function on_button_pressed(e)
+  if not held.b then
+    storage.b = { x = 1 }
+    held.b = storage.b
+    assert(held.b.x == 1 and held.b.y == nil)
+    storage.seen = "first"
+    return
+  end
+  local old = held.b
+  assert(old.x == nil, "the new match has no b yet")
+  storage.b = { x = 2 }
+  local new = storage.b
+  assert(old.x == 2 and new.x == 2, "both read the new table")
+  old.x = 3
+  assert(new.x == 3, "a write through the old node reaches the new one")
+  new.y = 4
+  assert(old.y == 4, "and the other way")
+  old.y = nil
+  assert(new.y == nil, "a removal too")
+  storage.seen = "second"
+end
+"#;
+    let state = digipology_kernel::state_from_game(&game(), 5).expect("game");
+    let (mut k, mut host) = global(main);
+    start(&mut k, &mut host);
+    let press = |k: &mut Kernel, host: &mut LuaHost| {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": "btn"})),
+            host,
+        );
+        assert!(out.accepted(), "{:?}", events(&out));
+    };
+    press(&mut k, &mut host);
+    assert_eq!(storage(&k, "main")["seen"], json!("first"));
+    host.forget_match().expect("forgets");
+    let mut k = Kernel::new(state);
+    start(&mut k, &mut host);
+    press(&mut k, &mut host);
+    assert_eq!(storage(&k, "main")["seen"], json!("second"));
+}

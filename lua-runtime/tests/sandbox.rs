@@ -74,10 +74,11 @@ fn a_memory_bomb_hits_the_memory_ceiling() {
         "memory",
         "memoryBytesMax",
     );
-    // Each read of a long string from storage makes a new Lua string:
-    // the memory error raised inside the read names the setting too.
+    // Each read of a long string from storage that no read cache keeps (a
+    // list's item, a key deeper down) makes a new Lua string: the memory
+    // error raised inside the read names the setting too.
     attack_says(
-        "storage.s = ('x'):rep(4000) storage.t = { s = storage.s } local t = {} for i = 1, 1e9 do t[#t + 1] = storage.s t[#t + 1] = storage.t.s end",
+        "storage.s = ('x'):rep(4000) storage.t = { u = { s = storage.s } } storage.l = { storage.s } local t = {} for i = 1, 1e9 do t[#t + 1] = storage.l[1] t[#t + 1] = storage.t.u.s end",
         "memory",
         "memoryBytesMax",
     );
@@ -945,14 +946,15 @@ fn storage_is_bounded_across_actions() {
     assert!(out.accepted(), "{:?}", events(&out));
 }
 
-/// A read of a key of `storage` that holds a value costs what a plain
-/// table's read costs (its instruction: the root keeps a read cache, so the
-/// same read may or may not reach the state, and the budget must not
-/// tell): loops of 150,000 such reads fit in a budget of one million.
-/// Every other read — an absent key, which never enters the cache, a key of
-/// a top-level table, deeper down — and every write are charged a fixed
-/// cost, whether the C functions of the root's and top-level tables take
-/// them or the Lua path of deeper ones: the same loops run out of it.
+/// A read of a string key of `storage`, or of a table at one of its keys,
+/// that finds a value or nothing costs what a plain table's read costs
+/// (its instruction: those nodes keep read caches, so the same read may or
+/// may not reach the state, and the budget must not tell): loops of
+/// 150,000 such reads fit in a budget of one million. Every other read — a
+/// list's item, a key that holds a table below the top level, deeper down
+/// — and every write are charged a fixed cost, whether the C functions of
+/// the root's and top-level tables take them or the Lua path of deeper
+/// ones: the same loops run out of it.
 #[test]
 fn storage_reads_of_held_keys_cost_an_instruction_and_the_rest_are_charged() {
     let limits = Limits {
@@ -960,20 +962,43 @@ fn storage_reads_of_held_keys_cost_an_instruction_and_the_rest_are_charged() {
         ..Limits::default()
     };
     // Each loop over a plain table fits in a press of its own, and so do
-    // the reads of the root's keys that hold a value.
-    let plain = "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  local n = (storage.n or 0) + 1\n  storage.n = n\n  storage.a, storage.b, storage.f = 1, { c = 1 }, 2.5\n  if n == 1 then for i = 1, 150000 do local _ = t.a end\n  elseif n == 2 then for i = 1, 150000 do local _ = b.c end\n  elseif n == 3 then for i = 1, 150000 do local _ = c.d end\n  elseif n == 4 then for i = 1, 150000 do local _ = storage.a end\n  elseif n == 5 then for i = 1, 150000 do local _ = storage.f end\n  elseif n == 6 then for i = 1, 150000 do local _ = storage.b end\n  else for i = 1, 150000 do t.a = i end end\nend\n";
-    let (mut k, mut host) = room_with(&[("main", plain, &[("global", None)])], limits);
+    // the reads that may be cached.
+    let loops = [
+        "t.a",
+        "b.c",
+        "c.d",
+        "storage.a",
+        "storage.f",
+        "storage.b",
+        "storage.absent",
+        "sb.c",
+        "sb.f",
+        "sb.absent",
+        // A top-level table past the 64 nodes the root keeps: no cache.
+        "late.c",
+    ];
+    let mut plain = String::from(
+        "function on_button_pressed(e)\n  local t = { a = 1, b = { c = { d = 1 } } }\n  local b, c = t.b, t.b.c\n  local n = (storage.n or 0) + 1\n  storage.n = n\n  storage.a, storage.b, storage.f = 1, { c = 1, f = 0.5 }, 2.5\n  local sb = storage.b\n  for i = 1, 70 do storage[\"t\" .. i] = { c = 1 } local _ = storage[\"t\" .. i] end\n  local late = storage.t70\n",
+    );
+    for (i, read) in loops.iter().enumerate() {
+        plain += &format!(
+            "  if n == {} then for i = 1, 150000 do local _ = {read} end end\n",
+            i + 1
+        );
+    }
+    plain += "end\n";
+    let (mut k, mut host) = room_with(&[("main", &plain, &[("global", None)])], limits);
     start(&mut k, &mut host);
-    for _ in 0..7 {
+    for read in loops {
         let out = k.process_json(
             &player("p1", "button.press", json!({"entityId": "btn"})),
             &mut host,
         );
-        assert!(out.accepted(), "{:?}", events(&out));
+        assert!(out.accepted(), "{read}: {:?}", events(&out));
     }
     for body in [
-        "for i = 1, 150000 do local _ = storage.absent end",
-        "storage.b = { c = 1 } local b = storage.b for i = 1, 150000 do local _ = b.c end",
+        "storage.l = { 1 } local l = storage.l for i = 1, 150000 do local _ = l[1] end",
+        "storage.b = { c = { d = 1 } } local b = storage.b for i = 1, 150000 do local _ = b.c end",
         "storage.b = { c = { d = 1 } } local c = storage.b.c for i = 1, 150000 do local _ = c.d end",
         // Writes, at the top level and below.
         "for i = 1, 150000 do storage.a = i end",

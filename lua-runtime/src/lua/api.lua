@@ -474,11 +474,34 @@ local GAME = raw_setmetatable({}, {
 -- room starting another match drops them (STORAGE_ROOTS, P.forget).
 local NODE_CHILDREN_MAX = 64
 local STORAGE_ROOTS = {}
--- Each root's read cache (raw.rs, `storage_meta`), which the host empties
--- whenever the storage changed outside the callbacks that keep it right.
-local STORAGE_CACHES = {}
+-- The read caches of the roots and of the nodes they keep (raw.rs,
+-- `storage_meta`), which the host empties whenever the storage changed
+-- outside the callbacks that keep them right; the roots' alone.
+local STORAGE_CACHES, ROOT_CACHES = {}, {}
+-- Under this key (a light userdata no script can make), a cache counts its
+-- absent marks; `false` there retires it.
+local ABSENT = N.storage_absent
 
-local function storage_node(script_id, path)
+-- Drops the nodes the roots keep (P.forget): every cache is emptied, a
+-- dropped node's is retired — a script may still hold the node, which
+-- then reads the state every time — and only the roots' stay listed.
+local function forget_storage_nodes()
+  for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
+  for i = #STORAGE_CACHES, 1, -1 do
+    local cache = STORAGE_CACHES[i]
+    for k in next, cache do cache[k] = nil end
+    cache[ABSENT] = false
+    STORAGE_CACHES[i] = nil
+  end
+  for i, cache in raw_ipairs(ROOT_CACHES) do
+    cache[ABSENT] = nil
+    STORAGE_CACHES[i] = cache
+  end
+end
+
+-- `cached`: the node keeps a read cache (the root; a top-level node the
+-- root keeps). `kept_by`: the root's table of kept nodes (nil for the root).
+local function storage_node(script_id, path, cached, kept_by)
   local node = {}
   local root = #path == 0
   -- A table at a top-level key reads its own keys in one native call too.
@@ -502,8 +525,9 @@ local function storage_node(script_id, path)
   local function child(k, p)
     local c = root and children[k]
     if not c then
-      c = storage_node(script_id, p or child_path(k))
-      if root and kept < NODE_CHILDREN_MAX then
+      local keep = root and kept < NODE_CHILDREN_MAX
+      c = storage_node(script_id, p or child_path(k), keep, root and children or nil)
+      if keep then
         children[k] = c
         kept = kept + 1
       end
@@ -561,8 +585,10 @@ local function storage_node(script_id, path)
   -- above do, charged the same, and hand them anything else.
   if root or top then
     mt.__index, mt.__newindex = N.storage_meta(script_id, top, mt.__index,
-      function(k) return child(k, nil) end, mt.__newindex, fail, root and children or nil)
-    if root then STORAGE_CACHES[#STORAGE_CACHES + 1] = mt.__index end
+      function(k) return child(k, nil) end, mt.__newindex, fail,
+      root and children or kept_by, cached)
+    if cached then STORAGE_CACHES[#STORAGE_CACHES + 1] = mt.__index end
+    if root then ROOT_CACHES[#ROOT_CACHES + 1] = mt.__index end
   end
   return raw_setmetatable(node, mt)
 end
@@ -577,7 +603,7 @@ local ROOTS_BY_SCRIPT = {}
 local function storage_root(script_id)
   local root = ROOTS_BY_SCRIPT[script_id]
   if root == nil then
-    root = storage_node(script_id, {})
+    root = storage_node(script_id, {}, true)
     ROOTS_BY_SCRIPT[script_id] = root
   end
   return root

@@ -293,7 +293,7 @@ P.storage_caches = STORAGE_CACHES
 
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end
-  for _, reset in raw_ipairs(STORAGE_ROOTS) do reset() end
+  forget_storage_nodes()
   guard_players, guard_entities = {}, {}
 end
 

@@ -286,6 +286,14 @@ static int floatforloop (StkId ra) {
 ** if 'slot' is NULL, 't' is not a table; otherwise, 'slot' points to
 ** t[k] entry (which must be empty).
 */
+/*
+** Digipology: the absent mark. A table reached as another's '__index'
+** (never the table indexed itself) that holds this light userdata at a
+** key answers nil for it, without going on to its own '__index': a cache
+** in front of a C '__index' can remember that a key is absent.
+*/
+const char luaV_digiabsent = 0;
+
 void luaV_finishget (lua_State *L, const TValue *t, TValue *key, StkId val,
                       const TValue *slot) {
   int loop;  /* counter to avoid infinite loops */
@@ -313,7 +321,12 @@ void luaV_finishget (lua_State *L, const TValue *t, TValue *key, StkId val,
     }
     t = tm;  /* else try to access 'tm[key]' */
     if (luaV_fastget(L, t, key, slot, luaH_get)) {  /* fast track? */
-      setobj2s(L, val, slot);  /* done */
+      /* Digipology: an '__index' table's absent mark answers nil */
+      if (l_unlikely(ttislightuserdata(slot) &&
+                     pvalue(slot) == (void *)&luaV_digiabsent))
+        setnilvalue(s2v(val));
+      else
+        setobj2s(L, val, slot);  /* done */
       return;
     }
     /* else repeat (tail call 'luaV_finishget') */
