@@ -1,16 +1,48 @@
 //! `digipology simulate` throughput (docs/performance.md, Simulate):
 //! tic-tac-toe with random bots, on 1 job and on 2, alternately twice in
-//! one run, as matches a second and the 2-job / 1-job ratio.
+//! one run, as matches a second and the 2-job / 1-job ratio — and beside
+//! them the bare floor: tic-tac-toe's script alone in plain Lua (the same
+//! Lua build, no sandbox, no budget), called by a Lua driver where the
+//! engine would call it (`benches/simulate_bare/`), with no engine at all.
+//! What the engine adds to a match is the ratio of the two.
 //!
 //! A bench binary, not a criterion bench: each sample is one whole
-//! `simulate` process (its report goes to a scratch folder).
-//! `cargo bench --bench simulate` (env: `SIM_MATCHES`, default 10000).
+//! `simulate` process (its report goes to a scratch folder), or one call
+//! of the bare driver. `cargo bench --bench simulate` (env: `SIM_MATCHES`,
+//! default 10000).
 // Figures for a report: counts far below 2^52, read as doubles.
 #![allow(clippy::cast_precision_loss)]
 
 use std::process::Command;
 
 use std::time::Instant;
+
+use mlua::{Function, Lua};
+
+// As in the engine's binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Tic-tac-toe's script in plain Lua behind the bare driver: `matches`
+/// matches, as matches a second (loading the script is not timed).
+fn bare_matches_per_second(matches: u64) -> f64 {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
+    let lua = Lua::new();
+    for (name, path) in [
+        ("mock", "benches/simulate_bare/mock.lua"),
+        ("game", "examples/tic-tac-toe/scripts/main.lua"),
+        ("driver", "benches/simulate_bare/driver.lua"),
+    ] {
+        lua.load(read(path)).set_name(name).exec().expect(path);
+    }
+    let play: Function = lua.globals().get("play").expect("play");
+    let started = Instant::now();
+    let (x, o, draws): (u64, u64, u64) = play.call(matches).expect("bare matches");
+    let rate = matches as f64 / started.elapsed().as_secs_f64();
+    assert_eq!(x + o + draws, matches, "every bare match ends");
+    rate
+}
 
 fn matches_per_second(matches: u64, jobs: u32) -> f64 {
     let out = std::env::temp_dir().join(format!("digipology-bench-simulate-{jobs}"));
@@ -39,9 +71,11 @@ fn main() {
     for round in 1..=2 {
         let one = matches_per_second(matches, 1);
         let two = matches_per_second(matches, 2);
+        let bare = bare_matches_per_second(matches);
         println!(
-            "simulate tic-tac-toe, random bots, {matches} matches, round {round}: 1 job {one:.0} matches/s, 2 jobs {two:.0} matches/s (x{:.2})",
-            two / one
+            "simulate tic-tac-toe, random bots, {matches} matches, round {round}: 1 job {one:.0} matches/s, 2 jobs {two:.0} matches/s (x{:.2}); the script alone in plain Lua {bare:.0} matches/s (x{:.1} the engine's 1 job)",
+            two / one,
+            bare / one
         );
     }
 }
