@@ -140,26 +140,35 @@ const UPVALUES: c_int = 9;
 /// that holds nothing, which the VM answers as nil — lvm.c,
 /// `luaV_digiabsent`), so a read that hits costs one table lookup and no
 /// call; a key it lacks reaches the C `__index` (its metatable's), which
-/// reads the state and fills it. What a read may leave there is exactly
-/// what goes uncharged ([`cacheable`]), so a read costs the same whether
-/// it hits or fills.
+/// reads the state and fills it. Only reads that go uncharged may leave
+/// anything there ([`cacheable`]), so a read costs the same whether it
+/// hits, fills or neither.
 /// A node's `__newindex` empties a key's entry before it writes the key
-/// (and fills it with a written string, boolean or integer after); the
-/// root's also empties the cache of the node it keeps for the key. Nothing
+/// (and fills it with a written short string, boolean or integer before
+/// the write, emptied again if the write fails); any string-keyed write
+/// empties the cache of the node the root keeps for the key written (a
+/// root's key, or a held node's own top-level key). Nothing
 /// else changes those keys while a callback runs, and
 /// [`LuaHost::call`](crate::host::LuaHost) empties every cache before a
 /// callback when the storage changed since the caches were last right.
-/// The cache holds at most [`ABSENT_MAX`] absent marks between two
-/// emptyings, counted under the mark itself (a key no script can use); a
-/// cache whose count there is `false` is retired (its node is no longer
-/// kept, `P.forget`) and never filled again.
+/// A cache fills at most [`CACHE_MAX`] entries between two emptyings,
+/// counted under the mark itself (a key no script can use), keeps no
+/// string longer than [`CACHED_STRING_MAX`] bytes and no node the root
+/// does not keep; a cache whose count there is `false` is retired (its
+/// node is no longer kept, `P.forget`) and never filled again.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     closure_over(lua, slot, storage_meta_new)
 }
 
-/// The most absent keys a read cache remembers between two emptyings (a
-/// script reading ever new absent keys does not grow it further).
-const ABSENT_MAX: i64 = 64;
+/// The most entries a read cache fills between two emptyings (values and
+/// absent marks alike): what a cache keeps alive is bounded whatever a
+/// script reads, so what a view or a dry run read leaves little for the
+/// next action's memory to depend on.
+const CACHE_MAX: i64 = 128;
+
+/// The longest string a read cache keeps (Lua's short strings): a long
+/// one is read again each time rather than kept alive by the cache.
+const CACHED_STRING_MAX: usize = 40;
 
 /// The absent mark's address (lvm.c), pushed as a light userdata.
 fn absent_mark() -> *mut c_void {
@@ -424,17 +433,24 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
         // Outside a callback: the Lua path says what is wrong.
         None => return fallback(state),
     };
-    push(state, found, root);
+    let kept = push(state, found, root);
     // The cache keeps what a string key holds (integer keys stay out: a
-    // float key such as 1.0 would find them and skip the refusal).
-    if cacheable(key, parent, found) {
+    // float key such as 1.0 would find them and skip the refusal) — but
+    // not a long string, nor a node the root does not keep (a new one is
+    // made for each read of it, whatever was read before).
+    let worth = match found {
+        Found::Str(_, n) => n <= CACHED_STRING_MAX,
+        Found::Table => kept,
+        _ => true,
+    };
+    if worth && cacheable(key, parent, found) {
         remember(state, matches!(found, Found::Nil));
     }
     1
 }
 
-/// The count of absent marks in the node's cache (`UP_CACHE`), or `None`
-/// when there is no cache or it is retired.
+/// The count of entries filled in the node's cache (`UP_CACHE`) since it
+/// was last emptied, or `None` when there is no cache or it is retired.
 unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
     if ffi::lua_type(state, UP_CACHE) != ffi::LUA_TTABLE {
         return None;
@@ -450,25 +466,32 @@ unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
 }
 
 /// Fills the cache's entry for the key (argument 2) with the value on top
-/// of the stack, or with the absent mark when `absent` (while there is
-/// room for one more).
+/// of the stack, or with the absent mark when `absent`, while the cache
+/// has room for one more ([`CACHE_MAX`]).
 unsafe fn remember(state: *mut ffi::lua_State, absent: bool) {
     let Some(count) = live_cache(state) else {
         return;
     };
+    if count >= CACHE_MAX {
+        return;
+    }
+    ffi::lua_pushlightuserdata(state, absent_mark());
+    ffi::lua_pushinteger(state, count + 1);
+    ffi::lua_rawset(state, UP_CACHE);
+    ffi::lua_pushvalue(state, 2);
     if absent {
-        if count >= ABSENT_MAX {
-            return;
-        }
-        ffi::lua_pushlightuserdata(state, absent_mark());
-        ffi::lua_pushinteger(state, count + 1);
-        ffi::lua_rawset(state, UP_CACHE);
-        ffi::lua_pushvalue(state, 2);
         ffi::lua_pushlightuserdata(state, absent_mark());
     } else {
-        ffi::lua_pushvalue(state, 2);
         ffi::lua_pushvalue(state, -2);
     }
+    ffi::lua_rawset(state, UP_CACHE);
+}
+
+/// Empties the cache's entry for the key (argument 2). Setting nil
+/// allocates nothing, so this cannot fail.
+unsafe fn unremember(state: *mut ffi::lua_State) {
+    ffi::lua_pushvalue(state, 2);
+    ffi::lua_pushnil(state);
     ffi::lua_rawset(state, UP_CACHE);
 }
 
@@ -505,7 +528,9 @@ unsafe fn forget_child(state: *mut ffi::lua_State, root: bool) {
 /// Pushes what a read found (a table through `child`): one value. (A
 /// node is a view of its key's path, whatever the path holds later, so
 /// the root's cache may keep it.)
-unsafe fn push(state: *mut ffi::lua_State, found: Found, root: bool) {
+/// Answers whether a node pushed is one the root keeps (`false` for
+/// anything else).
+unsafe fn push(state: *mut ffi::lua_State, found: Found, root: bool) -> bool {
     match found {
         Found::Nil => ffi::lua_pushnil(state),
         Found::Bool(b) => ffi::lua_pushboolean(state, c_int::from(b)),
@@ -517,19 +542,29 @@ unsafe fn push(state: *mut ffi::lua_State, found: Found, root: bool) {
             ffi::lua_pushlstring(state, p.cast::<c_char>(), n);
         }
         Found::Table => {
+            let children = root && ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE;
             // A node the root kept: no call into Lua.
-            if root && ffi::lua_type(state, UP_CHILDREN) == ffi::LUA_TTABLE {
+            if children {
                 ffi::lua_pushvalue(state, 2);
                 if ffi::lua_rawget(state, UP_CHILDREN) != ffi::LUA_TNIL {
-                    return;
+                    return true;
                 }
                 ffi::lua_pop(state, 1);
             }
             ffi::lua_pushvalue(state, UP_CHILD);
             ffi::lua_pushvalue(state, 2);
             ffi::lua_call(state, 1, 1);
+            // Made now: kept if the root had room for it.
+            if children {
+                ffi::lua_pushvalue(state, 2);
+                ffi::lua_rawget(state, UP_CHILDREN);
+                let kept = ffi::lua_rawequal(state, -1, -2) != 0;
+                ffi::lua_pop(state, 1);
+                return kept;
+            }
         }
     }
+    false
 }
 
 /// A storage node's `__newindex(node, key, value)`: a scalar at a string
@@ -548,9 +583,7 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     let string_key = matches!(key, Key::Str(_));
     let cache = string_key && ffi::lua_type(state, UP_CACHE) == ffi::LUA_TTABLE;
     if cache {
-        ffi::lua_pushvalue(state, 2);
-        ffi::lua_pushnil(state);
-        ffi::lua_rawset(state, UP_CACHE);
+        unremember(state);
     }
     if string_key {
         forget_child(state, root);
@@ -568,6 +601,21 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     if !plain_write(key, value) {
         return set_fallback(state);
     }
+    // A short string, a boolean or an integer reads back as written (a
+    // float may read back as an integer, so it is read again): the cache
+    // takes it before the write, so running out of memory there leaves
+    // the write undone, and gives it up if the write fails.
+    let fill = cache
+        && match value {
+            Scalar::Str(v) => v.len() <= CACHED_STRING_MAX,
+            Scalar::Bool(_) | Scalar::Int(_) => true,
+            Scalar::Nil | Scalar::Num(_) => false,
+        };
+    if fill {
+        ffi::lua_pushvalue(state, 3);
+        remember(state, false);
+        ffi::lua_pop(state, 1);
+    }
     let script = bytes(state, UP_SCRIPT);
     let parent = (!root).then(|| bytes(state, UP_TOP));
     // SAFETY: as in `storage_index`.
@@ -578,16 +626,11 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
         raise(state, PANIC_MSG)
     };
     // Nothing below holds a destructor: `wrote` is plain data.
+    if fill && !matches!(wrote, Some(Wrote::Done)) {
+        unremember(state);
+    }
     match wrote {
-        Some(Wrote::Done) => {
-            // A string, a boolean or an integer reads back as written; a
-            // float may read back as an integer, so it is read again.
-            if cache && matches!(value, Scalar::Str(_) | Scalar::Bool(_) | Scalar::Int(_)) {
-                ffi::lua_pushvalue(state, 3);
-                remember(state, false);
-            }
-            0
-        }
+        Some(Wrote::Done) => 0,
         Some(Wrote::Budget) => raise(state, BUDGET_MSG.as_bytes()),
         Some(Wrote::Refused(kind, p, n)) => refuse(state, kind, p, n),
         None => set_fallback(state),

@@ -196,3 +196,83 @@ fn scripts_cannot_mark_their_own_functions_free() {
     assert!(k.process_json(&press(), &mut host).accepted());
     assert_eq!(storage(&k, "main")["seen"], json!(false));
 }
+
+/// Presses `button` for p1; whether it was accepted.
+fn press_button(k: &mut Kernel, host: &mut LuaHost, button: &str) -> bool {
+    k.process_json(
+        &player("p1", "button.press", json!({"entityId": button})),
+        host,
+    )
+    .accepted()
+}
+
+/// A view that reads a long string from a top-level table leaves nothing
+/// alive for the next action's memory: the read caches keep no long
+/// string (found by review: a 10 MB string kept by a cache after a view
+/// made the next action run out of 24 MiB; without the view it fit).
+#[test]
+fn a_view_keeps_no_long_string_alive_for_the_next_action() {
+    let main = "function observe(seat) return #storage.b.s + #storage.s end
+function on_button_pressed(e)
+  if not storage.b then
+    storage.s = string.rep('y', 5000000)
+    storage.b = { s = string.rep('x', 5000000) }
+    return
+  end
+  local t = {}
+  for i = 1, 600000 do t[i] = true end
+  storage.len = #t
+end";
+    let limits = Limits {
+        memory_bytes_max: 24 * 1024 * 1024,
+        ..Limits::default()
+    };
+    let run = |view: bool| {
+        let (mut k, mut host) = room_with(&[("main", main, &[("global", None)])], limits);
+        start(&mut k, &mut host);
+        assert!(press_button(&mut k, &mut host, "btn"));
+        if view {
+            let seen = host.view(k.state(), Some("north"));
+            assert!(matches!(seen, Some(Ok(_))), "{seen:?}");
+        }
+        (press_button(&mut k, &mut host, "btn"), k.state_hash())
+    };
+    let plain = run(false);
+    assert!(plain.0, "the second press fits without a view");
+    assert_eq!(run(true), plain, "and after one");
+}
+
+/// The node of a top-level table past the 64 the root keeps is made afresh
+/// for every read, whatever ran before (found by review: the root's cache
+/// kept it, and a dry run's write emptied the cache, so whether two reads
+/// gave the same node depended on the dry run).
+#[test]
+fn a_dry_run_decides_nothing_about_a_nodes_identity() {
+    let main = "local held
+function on_button_pressed(e)
+  if e.data.entityId == 'btn2' then storage.dry = 1 return end
+  if not held then
+    for i = 1, 70 do storage['t' .. i] = { c = i } local _ = storage['t' .. i] end
+    held = { kept = storage.t1, late = storage.t70 }
+    return
+  end
+  storage.same = { kept = rawequal(storage.t1, held.kept), late = rawequal(storage.t70, held.late) }
+end";
+    let run = |dry: bool| {
+        let (mut k, mut host) = global(main);
+        start(&mut k, &mut host);
+        assert!(press_button(&mut k, &mut host, "btn"));
+        if dry {
+            let source = Source::Player {
+                player_id: "p1".into(),
+            };
+            let action = Action::new("button.press", source, json!({"entityId": "btn2"}));
+            assert!(k.dry_run(&action, &mut host).accepted());
+        }
+        assert!(press_button(&mut k, &mut host, "btn"));
+        (storage(&k, "main")["same"].clone(), k.state_hash())
+    };
+    let plain = run(false);
+    assert_eq!(plain.0, json!({"kept": true, "late": false}));
+    assert_eq!(run(true), plain);
+}
