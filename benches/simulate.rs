@@ -2,13 +2,14 @@
 //! tic-tac-toe with random bots, on 1 job and on 2, alternately twice in
 //! one run, as matches a second and the 2-job / 1-job ratio — and beside
 //! them the bare floor: tic-tac-toe's script alone in plain Lua (the same
-//! Lua build, no sandbox, no budget), called by a Lua driver where the
-//! engine would call it (`benches/simulate_bare/`), with no engine at all.
-//! What the engine adds to a match is the ratio of the two.
+//! Lua build, no sandbox, no budget), making the calls the engine makes
+//! into it for the same kind of matches (`benches/simulate_bare/`), with
+//! no engine at all. What the engine adds to a match is the ratio of the
+//! two.
 //!
 //! A bench binary, not a criterion bench: each sample is one whole
-//! `simulate` process (its report goes to a scratch folder), or one call
-//! of the bare driver. `cargo bench --bench simulate` (env: `SIM_MATCHES`,
+//! `simulate` process (its report goes to a scratch folder), or one
+//! replay of the bare driver's calls. `cargo bench --bench simulate` (env: `SIM_MATCHES`,
 //! default 10000).
 // Figures for a report: counts far below 2^52, read as doubles.
 #![allow(clippy::cast_precision_loss)]
@@ -23,8 +24,9 @@ use mlua::{Function, Lua};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Tic-tac-toe's script in plain Lua behind the bare driver: `matches`
-/// matches, as matches a second (loading the script is not timed).
+/// Tic-tac-toe's script in plain Lua: the bare driver plays `matches`
+/// matches keeping every call it makes into the script (not timed), then
+/// makes those calls again; the second pass, as matches a second.
 fn bare_matches_per_second(matches: u64) -> f64 {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
@@ -36,11 +38,14 @@ fn bare_matches_per_second(matches: u64) -> f64 {
     ] {
         lua.load(read(path)).set_name(name).exec().expect(path);
     }
-    let play: Function = lua.globals().get("play").expect("play");
-    let started = Instant::now();
-    let (x, o, draws): (u64, u64, u64) = play.call(matches).expect("bare matches");
-    let rate = matches as f64 / started.elapsed().as_secs_f64();
+    let record: Function = lua.globals().get("record").expect("record");
+    let replay: Function = lua.globals().get("replay").expect("replay");
+    let (x, o, draws): (u64, u64, u64) = record.call(matches).expect("bare matches");
     assert_eq!(x + o + draws, matches, "every bare match ends");
+    let started = Instant::now();
+    let calls: u64 = replay.call(()).expect("bare replay");
+    let rate = matches as f64 / started.elapsed().as_secs_f64();
+    assert!(calls > matches, "the replay made the matches' calls");
     rate
 }
 

@@ -151,24 +151,30 @@ const UPVALUES: c_int = 9;
 /// else changes those keys while a callback runs, and
 /// [`LuaHost::call`](crate::host::LuaHost) empties every cache before a
 /// callback when the storage changed since the caches were last right.
-/// A cache fills at most [`CACHE_MAX`] entries between two emptyings,
-/// counted under the mark itself (a key no script can use), keeps no
-/// string longer than [`CACHED_STRING_MAX`] bytes and no node the root
-/// does not keep; a cache whose count there is `false` is retired (its
+/// A cache holds at most [`CACHE_MAX`] entries (it starts over when full),
+/// counted under the mark itself (a key no script can use), keeps no key or string longer than
+/// [`CACHED_STRING_MAX`] bytes and no node the root does not keep; a cache whose count there is `false` is retired (its
 /// node is no longer kept, `P.forget`) and never filled again.
 pub(crate) fn storage_meta_factory(lua: &Lua, slot: &Rc<Slot>) -> mlua::Result<Function> {
     closure_over(lua, slot, storage_meta_new)
 }
 
-/// The most entries a read cache fills between two emptyings (values and
-/// absent marks alike): what a cache keeps alive is bounded whatever a
-/// script reads, so what a view or a dry run read leaves little for the
-/// next action's memory to depend on.
+/// The most entries a read cache fills before it starts over (values and
+/// absent marks alike):
+/// what a cache keeps alive is bounded whatever a script reads, so what a
+/// view or a dry run read leaves little for the next action's memory to
+/// depend on.
 const CACHE_MAX: i64 = 128;
 
-/// The longest string a read cache keeps (Lua's short strings): a long
-/// one is read again each time rather than kept alive by the cache.
+/// The longest string a read cache keeps, as a value or as a key (Lua's
+/// short strings): a long one is read again each time rather than kept
+/// alive by the cache.
 const CACHED_STRING_MAX: usize = 40;
+
+/// Whether a key is short enough for a read cache to keep.
+fn short_key(key: Key<'_>) -> bool {
+    matches!(key, Key::Str(k) if k.len() <= CACHED_STRING_MAX)
+}
 
 /// The absent mark's address (lvm.c), pushed as a light userdata.
 fn absent_mark() -> *mut c_void {
@@ -438,11 +444,12 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
     // float key such as 1.0 would find them and skip the refusal) — but
     // not a long string, nor a node the root does not keep (a new one is
     // made for each read of it, whatever was read before).
-    let worth = match found {
-        Found::Str(_, n) => n <= CACHED_STRING_MAX,
-        Found::Table => kept,
-        _ => true,
-    };
+    let worth = short_key(key)
+        && match found {
+            Found::Str(_, n) => n <= CACHED_STRING_MAX,
+            Found::Table => kept,
+            _ => true,
+        };
     if worth && cacheable(key, parent, found) {
         remember(state, matches!(found, Found::Nil));
     }
@@ -450,7 +457,8 @@ unsafe extern "C-unwind" fn storage_index(state: *mut ffi::lua_State) -> c_int {
 }
 
 /// The count of entries filled in the node's cache (`UP_CACHE`) since it
-/// was last emptied, or `None` when there is no cache or it is retired.
+/// was last emptied (at least as many as it holds), or `None` when there is
+/// no cache or it is retired.
 unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
     if ffi::lua_type(state, UP_CACHE) != ffi::LUA_TTABLE {
         return None;
@@ -466,14 +474,16 @@ unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
 }
 
 /// Fills the cache's entry for the key (argument 2) with the value on top
-/// of the stack, or with the absent mark when `absent`, while the cache
-/// has room for one more ([`CACHE_MAX`]).
+/// of the stack, or with the absent mark when `absent`; a cache that is
+/// full ([`CACHE_MAX`]) is emptied first.
 unsafe fn remember(state: *mut ffi::lua_State, absent: bool) {
-    let Some(count) = live_cache(state) else {
+    let Some(mut count) = live_cache(state) else {
         return;
     };
+    // A full cache starts over (its entries are only ever copies).
     if count >= CACHE_MAX {
-        return;
+        empty(state, UP_CACHE);
+        count = 0;
     }
     ffi::lua_pushlightuserdata(state, absent_mark());
     ffi::lua_pushinteger(state, count + 1);
@@ -495,6 +505,19 @@ unsafe fn unremember(state: *mut ffi::lua_State) {
     ffi::lua_rawset(state, UP_CACHE);
 }
 
+/// Empties the table at `idx` (an absolute or pseudo index): a cache
+/// starting over, its count included. Setting a present key to nil while
+/// walking is allowed, and allocates nothing.
+unsafe fn empty(state: *mut ffi::lua_State, idx: c_int) {
+    ffi::lua_pushnil(state);
+    while ffi::lua_next(state, idx) != 0 {
+        ffi::lua_pop(state, 1);
+        ffi::lua_pushvalue(state, -1);
+        ffi::lua_pushnil(state);
+        ffi::lua_rawset(state, idx);
+    }
+}
+
 /// Empties the cache of the node the root keeps for a top-level key, if
 /// it keeps one and it is not the node written (argument 1): the root's
 /// key (argument 2), which the root is about to write; a top-level node's
@@ -511,14 +534,7 @@ unsafe fn forget_child(state: *mut ffi::lua_State, root: bool) {
     {
         ffi::lua_pushstring(state, c"__index".as_ptr());
         if ffi::lua_rawget(state, -2) == ffi::LUA_TTABLE {
-            // Setting a present key to nil while walking is allowed.
-            ffi::lua_pushnil(state);
-            while ffi::lua_next(state, -2) != 0 {
-                ffi::lua_pop(state, 1);
-                ffi::lua_pushvalue(state, -1);
-                ffi::lua_pushnil(state);
-                ffi::lua_rawset(state, -4);
-            }
+            empty(state, ffi::lua_absindex(state, -1));
         }
         ffi::lua_pop(state, 2);
     }
@@ -606,6 +622,7 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     // takes it before the write, so running out of memory there leaves
     // the write undone, and gives it up if the write fails.
     let fill = cache
+        && short_key(key)
         && match value {
             Scalar::Str(v) => v.len() <= CACHED_STRING_MAX,
             Scalar::Bool(_) | Scalar::Int(_) => true,
@@ -620,15 +637,19 @@ unsafe extern "C-unwind" fn storage_newindex(state: *mut ffi::lua_State) -> c_in
     let parent = (!root).then(|| bytes(state, UP_TOP));
     // SAFETY: as in `storage_index`.
     let slot = &*ffi::lua_touserdata(state, UP_SLOT).cast::<Slot>();
-    let Ok(wrote) = catch_unwind(AssertUnwindSafe(|| {
+    // A panic's payload is dropped here, before anything can raise.
+    let wrote = catch_unwind(AssertUnwindSafe(|| {
         slot.with_current(|call| call.storage_write(script, key, parent, value))
-    })) else {
-        raise(state, PANIC_MSG)
-    };
-    // Nothing below holds a destructor: `wrote` is plain data.
-    if fill && !matches!(wrote, Some(Wrote::Done)) {
+    }))
+    .map_err(drop);
+    // Nothing below holds a destructor: `wrote` is plain data. A write not
+    // done (a panic too) takes its value out of the cache again.
+    if fill && !matches!(wrote, Ok(Some(Wrote::Done))) {
         unremember(state);
     }
+    let Ok(wrote) = wrote else {
+        raise(state, PANIC_MSG)
+    };
     match wrote {
         Some(Wrote::Done) => 0,
         Some(Wrote::Budget) => raise(state, BUDGET_MSG.as_bytes()),
