@@ -105,8 +105,9 @@ pub struct LuaHost {
     /// The prelude's `forget`: drops what earlier matches left in the
     /// runtime's own Lua caches.
     pub(crate) forget_call: Function,
-    /// The roots' read caches of `storage` (`raw.rs`), a list the prelude
-    /// adds to as it makes each script's `storage`.
+    /// The read caches of `storage` (`raw.rs`): each script's root's and
+    /// those of the top-level nodes the roots keep, a list the prelude
+    /// keeps (`forget_storage_nodes`).
     pub(crate) storage_caches: Table,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
@@ -146,9 +147,9 @@ impl LuaHost {
         self.shared.storage_values.borrow_mut().clear();
         self.shared.strings.borrow_mut().clear();
         *self.step_memo.borrow_mut() = None;
-        self.clear_storage_caches()?;
         // The runtime's own work, never short of what the last callback
-        // left of its budget.
+        // left of its budget. (The prelude's `forget` empties every
+        // storage read cache as it drops the nodes the roots kept.)
         self.reset_budget();
         self.forget_call.call::<()>(())
     }
@@ -198,7 +199,7 @@ impl LuaHost {
             seq: self.seq,
             shared: &self.shared,
         };
-        // The roots' read caches answer for the storage they were last
+        // The read caches answer for the storage they were last
         // right for: storage changed since (a rollback, another match, a
         // state restored) empties them, before any script reads.
         let stamp = call.state().storage_stamp();
@@ -253,7 +254,7 @@ impl LuaHost {
         Err(failure)
     }
 
-    /// Empties every root's read cache of `storage` (no Lua runs: the
+    /// Empties every read cache of `storage` (no Lua runs: the
     /// budget is not touched).
     pub(crate) fn clear_storage_caches(&self) -> mlua::Result<()> {
         for cache in self.storage_caches.sequence_values::<Table>() {

@@ -37,7 +37,7 @@ pub struct Shared {
     /// storage, or did something (counted, wrapping; compared before and
     /// after a callback).
     pub(crate) natives: Cell<u64>,
-    /// The storage stamp the roots' read caches are right for (`raw.rs`):
+    /// The storage stamp the read caches are right for (`raw.rs`):
     /// 0, which names no storage, until a callback first checks it.
     pub(crate) storage_seen: Cell<u64>,
 }

@@ -400,7 +400,7 @@ impl Call<'_, '_, '_> {
         let Access::Handler(ctx) = &mut self.access else {
             return Ok(());
         };
-        // The roots' read caches were right before this write (its key's
+        // The read caches were right before this write (its key's
         // entry is already gone): they stay right after it.
         let seen = &self.shared.storage_seen;
         let caches_right = seen.get() == ctx.state().storage_stamp();

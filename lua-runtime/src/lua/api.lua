@@ -478,8 +478,8 @@ local STORAGE_ROOTS = {}
 -- `storage_meta`), which the host empties whenever the storage changed
 -- outside the callbacks that keep them right; the roots' alone.
 local STORAGE_CACHES, ROOT_CACHES = {}, {}
--- Under this key (a light userdata no script can make), a cache counts its
--- absent marks; `false` there retires it.
+-- Under this key (a light userdata no script can make), a cache counts the
+-- entries it filled; `false` there retires it.
 local ABSENT = N.storage_absent
 
 -- Drops the nodes the roots keep (P.forget): every cache is emptied, a

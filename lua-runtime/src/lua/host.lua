@@ -288,7 +288,8 @@ end
 -- guards reuse — so a room starting another match holds what a new room
 -- would (docs/simulate.md). The game's own tables and locals stay: the
 -- game treats them as constants.
--- The roots' read caches, which the host empties (host.rs, `LuaHost::call`).
+-- The read caches of `storage`, which the host empties (host.rs,
+-- `LuaHost::call`).
 P.storage_caches = STORAGE_CACHES
 
 function P.forget()
