@@ -1079,6 +1079,23 @@ fn the_quick_reads_answer_every_argument() {
     );
 }
 
+/// Presses the buttons in turn for p1: each press of `accepted` commits,
+/// every other press is refused (its handler fails).
+fn press_in_turn(k: &mut Kernel, host: &mut LuaHost, buttons: [&str; 5], accepted: &str) {
+    for button in buttons {
+        let out = k.process_json(
+            &player("p1", "button.press", json!({"entityId": button})),
+            host,
+        );
+        assert_eq!(
+            out.accepted(),
+            button == accepted,
+            "{button}: {:?}",
+            events(&out)
+        );
+    }
+}
+
 /// The root's read cache of `storage` (raw.rs) never answers for storage
 /// that changed outside the callbacks that keep it right: a handler that
 /// read a key, wrote it and read it back (from the cache) and then failed
@@ -1108,18 +1125,12 @@ end
         ("other", other, &[("global", None)]),
     ]);
     start(&mut k, &mut host);
-    for button in ["btn2", "btn", "btn2", "btn", "btn2"] {
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": button})),
-            &mut host,
-        );
-        assert_eq!(
-            out.accepted(),
-            button == "btn2",
-            "{button}: {:?}",
-            events(&out)
-        );
-    }
+    press_in_turn(
+        &mut k,
+        &mut host,
+        ["btn2", "btn", "btn2", "btn", "btn2"],
+        "btn2",
+    );
     assert_eq!(storage(&k, "main")["seen"], json!("5,5,5,"));
     assert_eq!(storage(&k, "main")["x"], json!(5));
     assert_eq!(storage(&k, "other")["seen"], json!("101,102,103,"));
@@ -1195,18 +1206,12 @@ end
 "#;
     let (mut k, mut host) = global(main);
     start(&mut k, &mut host);
-    for button in ["btn", "btn2", "btn", "btn2", "btn"] {
-        let out = k.process_json(
-            &player("p1", "button.press", json!({"entityId": button})),
-            &mut host,
-        );
-        assert_eq!(
-            out.accepted(),
-            button == "btn",
-            "{button}: {:?}",
-            events(&out)
-        );
-    }
+    press_in_turn(
+        &mut k,
+        &mut host,
+        ["btn", "btn2", "btn", "btn2", "btn"],
+        "btn",
+    );
     assert_eq!(storage(&k, "main")["seen"], json!("4,4,4"));
 }
 
