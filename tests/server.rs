@@ -351,7 +351,8 @@ fn a_dropped_stream_resumes_and_a_long_absence_disconnects() {
 /// marked `CANARY-N…` / `CANARY-S…`, the hidden pile `CANARY-P…`. The bell
 /// shuffles the pile and prompts the ringer with their own first card's
 /// marker; the `oops` button fails with the pile's and the south hand's
-/// markers in its error message.
+/// markers in its error message; the `gate` button's guard refuses it with
+/// the presser's own first card's marker in its reason.
 fn canary_game(dir: &std::path::Path) -> std::path::PathBuf {
     let game = dir.join("canary");
     std::fs::create_dir_all(game.join("scripts")).expect("dirs");
@@ -363,6 +364,7 @@ fn canary_game(dir: &std::path::Path) -> std::path::PathBuf {
         json!({"id": "hand_south", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1", "s2"]}}}),
         json!({"id": "bell", "components": {"button": {}}}),
         json!({"id": "oops", "components": {"button": {}}}),
+        json!({"id": "gate", "components": {"button": {}}}),
     ];
     for (id, mark) in [
         ("q1", "P1"),
@@ -395,6 +397,11 @@ function on_button_pressed(event)
   elseif event.data.entityId == "oops" then
     error("leaked " .. game.entity("pile"):items()[1].props.secret .. " " .. game.entity("hand_south"):items()[1].props.secret)
   end
+end
+function can_press(player, button)
+  if button.id ~= "gate" then return true end
+  local first = game.entity("hand_" .. game.seat_of(player)):items()[1]
+  return false, "closed; you hold " .. (first and first.props.secret or "nothing")
 end
 function participation(seat) return "acting" end
 function is_terminal() return (storage.rings or 0) >= 8 end
@@ -440,6 +447,16 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
                 c.act(&json!({"type": "entity.grab", "payload": {"entityId": card}}));
             }
             c.act(&press("oops"));
+            // A guard's reason reaches the seat that tried, whole (its
+            // own marker), and no other viewer (the marker scan below).
+            let gate = c.act(&press("gate"));
+            assert_eq!(gate["code"], "guard_denied", "{gate}");
+            let reason = gate["message"].as_str().unwrap_or_default();
+            assert!(reason.starts_with("closed; you hold"), "{gate}");
+            let own = gate["events"]
+                .as_array()
+                .and_then(|l| l.iter().find(|e| e["type"] == "action.rejected"));
+            assert_eq!(own.map(|e| &e["data"]["message"]), Some(&gate["message"]));
             c.act(&press("bell"));
             let seq = obs["seq"].as_u64().expect("seq");
             let after = c.observe(Some(seq));

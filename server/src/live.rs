@@ -9,7 +9,7 @@ use std::io::Write;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use digipology_kernel::{EventKind, Viewer};
+use digipology_kernel::{EventKind, RejectCode, Viewer};
 use digipology_room::matches::Participation;
 use digipology_room::Room;
 use serde_json::{json, Value};
@@ -547,10 +547,6 @@ impl Live {
         Ok(Answer::Done(answer))
     }
 
-    /// The answer to the attempt that took sequence `seq`: accepted or
-    /// rejected (its code and message as the seat sees them), with the
-    /// events of that sequence the seat sees (a sensing call's answer
-    /// among them).
     /// Whose sight an event is written with for `viewer`: in a designer's
     /// match a script error and a rejection are written whole (its maker
     /// knows its seed, so every shuffle, already; the designer needs the
@@ -568,6 +564,10 @@ impl Live {
         }
     }
 
+    /// The answer to the attempt that took sequence `seq`: accepted or
+    /// rejected (its code and message as the seat sees them, a guard's
+    /// reason whole), with the events of that sequence the seat sees (a
+    /// sensing call's answer among them).
     fn verdict(&self, seat: &str, seq: u64) -> String {
         let viewer = Viewer::Seat(seat.into());
         let state = self.room.kernel().state();
@@ -579,9 +579,17 @@ impl Live {
             if !state.write_event_for(e, self.sight(e, &viewer), &mut line) {
                 continue;
             }
-            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-            if matches!(e.kind, EventKind::ActionRejected { .. }) && rejected.is_none() {
-                rejected = Some((v["data"]["code"].clone(), v["data"]["message"].clone()));
+            let mut v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if let EventKind::ActionRejected { rejection, .. } = &e.kind {
+                // A guard's reason is the game's word to the player who
+                // tried: it goes to this seat (the attempt is its own),
+                // and to no other viewer (docs/observations.md).
+                if rejection.code == RejectCode::GuardDenied {
+                    v["data"]["message"] = json!(rejection.message);
+                }
+                if rejected.is_none() {
+                    rejected = Some((v["data"]["code"].clone(), v["data"]["message"].clone()));
+                }
             }
             events.push(v);
         }
