@@ -510,11 +510,11 @@ impl MatchConfig {
         seat: &str,
         seats: &[digipology_kernel::Id],
     ) -> bool {
+        // An entity's tags are sorted and unique (`Entity::tags`).
+        let tagged = |s: &str| entity.tags.binary_search_by(|t| t.as_str().cmp(s)).is_ok();
         self.ownership == Ownership::SeatTags
-            && !entity.tags.iter().any(|t| t == seat)
-            && seats
-                .iter()
-                .any(|s| **s != *seat && entity.tags.iter().any(|t| *t == **s))
+            && !tagged(seat)
+            && seats.iter().any(|s| **s != *seat && tagged(s))
     }
 
     /// Whether a seat may use `action_type` in `phase`.
