@@ -34,8 +34,9 @@ fn post(server: &Server, path: &str, body: &Value) -> Value {
 }
 
 /// A small table: a counter a button raises (by script), a card to drag
-/// onto a slot, a button that asks a prompt, and each seat's private hand
-/// holding a card whose label is a marker (the canary).
+/// onto a slot, a button that asks a prompt, a button its guard keeps
+/// shut, and each seat's private hand holding a card whose label is a
+/// marker (the canary).
 const GAME: &str = r#"{
   "id": "table-test", "name": "Table test", "version": "1.0.0", "kernelVersion": 1,
   "seats": ["a", "b"],
@@ -46,6 +47,7 @@ const GAME: &str = r#"{
     { "id": "sure", "props": {"label": "Are you sure"}, "components": { "button": {} } },
     { "id": "count", "props": {"label": "How many"}, "components": { "button": {} } },
     { "id": "boom", "props": {"label": "Boom"}, "components": { "button": {} } },
+    { "id": "gate", "props": {"label": "Gate"}, "components": { "button": {} } },
     { "id": "answer", "components": { "text": { "value": "no answer yet" } } },
     { "id": "card", "tags": ["card"], "props": {"label": "Ace"}, "components": { "transform": { "position": { "x": -3, "y": 0, "z": 0 } }, "grabbable": {}, "flippable": {} } },
     { "id": "slot", "components": { "transform": { "position": { "x": 3, "y": 0, "z": 0 } }, "snap_point": { "capacity": 1, "radius": 1.5, "tags": ["card"] } } },
@@ -74,6 +76,11 @@ function on_button_pressed(event)
   elseif event.data.entityId == "count" then
     ui:number_prompt(event.data.playerId, "How many?", {{ callback = "picked", min = 1, max = 5 }})
   end
+end
+
+function can_press(player, button)
+  if button.id == "gate" then return false, "the gate is shut" end
+  return true
 end
 
 function picked(answer, event)
@@ -688,6 +695,71 @@ fn a_player_who_joins_first_follows_the_match_once_it_starts() {
         "bob's press on ann's page",
     );
     b.screenshot("02-live");
+}
+
+/// Marks the first button whose text is `text` (waiting for it) and
+/// clicks it with the mouse.
+fn click_button(b: &mut Browser, text: &str) {
+    let t = serde_json::to_string(text).expect("text");
+    b.wait_for(
+        &format!("(() => {{ const x = [...document.querySelectorAll('button')].find((x) => x.textContent === {t}); if (x) x.dataset.test = 'this'; return !!x; }})()"),
+        &format!("a button {text}"),
+    );
+    b.click("button[data-test='this']");
+}
+
+/// docs/table.md, The lobby: a listed match offers Take seat, then Play
+/// as (the seat this browser holds) and Watch; a player's match shows a
+/// guard's reason to the seat that tried, and only to it.
+#[test]
+fn the_lobby_takes_a_seat_plays_it_again_and_watches() {
+    let Some(Rig { server, mut b, .. }) = rig("lobby-rows", &[], &[], (1200, 900)) else {
+        return;
+    };
+    post(
+        &server,
+        "/games/table-test/enqueue",
+        &json!({"name": "ann"}),
+    );
+    let lobby = format!("http://{}/", server.addr);
+    b.open(&lobby, "document.querySelector('.game li')");
+    click_button(&mut b, "Take seat b");
+    b.wait_for(LIVE, "the match to start with this browser in seat b");
+    assert!(text_of(&mut b, "#status").starts_with("seat b"));
+    b.click("#button-bump");
+    b.wait_for(
+        "document.querySelector('#counter-score').textContent === '1'",
+        "seat b's press",
+    );
+    // The guard's reason, in this player's match, to the seat that tried.
+    b.click("#button-gate");
+    b.wait_for(
+        "[...document.querySelectorAll('#log li.bad')].some((li) => li.textContent.includes('guard_denied: the gate is shut'))",
+        "the guard's reason on the page",
+    );
+    b.screenshot("01-seat-b");
+    b.open(&lobby, "document.querySelector('.game li button')");
+    click_button(&mut b, "Play as b");
+    b.wait_for(
+        "document.querySelector('#status') && /^seat b · seq/.test(document.querySelector('#status').textContent) && document.querySelector('#counter-score').textContent === '1'",
+        "seat b's table again",
+    );
+    b.open(&lobby, "document.querySelector('.game li button')");
+    click_button(&mut b, "Watch");
+    b.wait_for(
+        "document.querySelector('#status') && /^watching · seq/.test(document.querySelector('#status').textContent) && document.querySelector('#counter-score').textContent === '1'",
+        "the spectators' table",
+    );
+    let page = html(&mut b);
+    assert!(
+        !page.contains("MARK-A") && !page.contains("MARK-B"),
+        "a spectator saw a hand"
+    );
+    assert!(
+        !page.contains("the gate is shut"),
+        "a spectator read the guard's reason"
+    );
+    b.screenshot("02-watching");
 }
 
 /// Tic-tac-toe against the server's bot in the browser: the bot is the
