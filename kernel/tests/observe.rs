@@ -668,6 +668,43 @@ fn hidden_places_hide_at_any_depth_and_a_shuffle_ends_reveals() {
 
 /// docs/observations.md, The events a viewer sees: a guard's reason is the
 /// game's own text — the referee reads it, seats get null.
+/// docs/observations.md, `action.rejected`: a quoted name stays in a
+/// seat's copy of a rejection when it names a prompt addressed to the
+/// player in that seat, answered or not; to every other seat it is `?`.
+#[test]
+fn a_seats_own_prompt_keeps_its_id_in_a_rejection() {
+    let mut k = table();
+    run(
+        &mut k,
+        script(
+            "prompt.create",
+            json!({"id": "q_bob", "kind": "confirm", "playerId": "bob", "title": "Sure?"}),
+        ),
+    );
+    let answer = by(
+        "bob",
+        "prompt.respond",
+        json!({"promptId": "q_bob", "response": true}),
+    );
+    run(&mut k, answer.clone());
+    let out = k.process_json(&answer, &mut digipology_kernel::NoScripts);
+    let message = |viewer: &str| events_for(&k, &out, viewer)[0]["data"]["message"].clone();
+    assert_eq!(
+        message("referee"),
+        json!("prompt \"q_bob\" is already resolved")
+    );
+    assert_eq!(message("south"), message("referee"), "bob sits in south");
+    for viewer in ["north", "spectator"] {
+        assert_eq!(
+            message(viewer),
+            json!("prompt \"?\" is already resolved"),
+            "{viewer}"
+        );
+    }
+}
+
+/// The event's copies; the server's answer to the attempt carries the
+/// reason to the seat that tried (tests/server.rs).
 #[test]
 fn a_guards_reason_reaches_the_referee_only() {
     let mut k = table();

@@ -90,8 +90,9 @@ impl State {
     }
 
     /// A rejection's message as `viewer` may read it: every quoted name
-    /// that is not the id of an entity it fully sees becomes `?` (an alias
-    /// for one it sees under an alias) — a made-up name and a hidden card's
+    /// that is not the id of an entity it fully sees, nor of a prompt
+    /// addressed to the player in its seat, becomes `?` (an alias for an
+    /// entity it sees under an alias) — a made-up name and a hidden card's
     /// id read the same — and so does every unquoted word that is the id of
     /// an entity it does not fully see.
     fn scrub(&self, message: &str, viewer: &Viewer) -> String {
@@ -104,6 +105,7 @@ impl State {
                 match self.sight_of(part, viewer) {
                     Some(Sight::Known) => out.push_str(part),
                     Some(Sight::Alias(a)) => out.push_str(&a),
+                    None if self.own_prompt(part, viewer) => out.push_str(part),
                     Some(Sight::Unlisted) | None => out.push('?'),
                 }
                 continue;
@@ -124,6 +126,15 @@ impl State {
             out.push_str(rest);
         }
         out
+    }
+
+    /// Whether `id` names a prompt, open or not, addressed to the player
+    /// in `viewer`'s seat (its own question: the seat saw it asked).
+    fn own_prompt(&self, id: &str, viewer: &Viewer) -> bool {
+        let player = self.seated(viewer);
+        self.prompts
+            .get(id)
+            .is_some_and(|p| Some(&p.player_id) == player)
     }
 }
 
