@@ -515,6 +515,71 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
     assert!(String::from_utf8_lossy(&north.seen).contains("script_error"));
 }
 
+/// A two-seat game with neither a `bot` nor a `safe_default`: the seat
+/// whose turn it is presses `pass` (its guard refuses the other seat), and
+/// six passes end it.
+fn turns_game(dir: &std::path::Path) -> std::path::PathBuf {
+    let game = dir.join("turns");
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let manifest = json!({
+        "id": "turns", "name": "Turns", "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["a", "b"],
+        "entities": [{"id": "pass", "components": {"button": {}}}],
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    std::fs::write(
+        game.join("scripts/main.lua"),
+        r#"
+local function turn() return storage.turn or "a" end
+function can_press(player, button)
+  return game.seat_of(player) == turn(), "not your turn"
+end
+function on_button_pressed(event)
+  storage.passes = (storage.passes or 0) + 1
+  storage.turn = turn() == "a" and "b" or "a"
+end
+function participation(seat)
+  if (storage.passes or 0) >= 6 then return "finished" end
+  return seat == turn() and "acting" or "waiting"
+end
+function is_terminal() return (storage.passes or 0) >= 6 end
+function score() return { a = 1, b = 0 } end
+"#,
+    )
+    .expect("main.lua");
+    game
+}
+
+/// docs/server.md, Join: a bot in a game with neither a `bot` nor a
+/// `safe_default` plays one of its legal actions, drawn at random, rather
+/// than leaving its seat waiting for ever.
+#[test]
+fn a_bot_with_no_bot_or_safe_default_plays_a_legal_action() {
+    let data = scratch("server-random-bot");
+    let game = turns_game(&data);
+    let server = Server::start(&[game], &data.join("d"), &[]);
+    let mut ann =
+        Client::enqueue_with(&server.addr, "turns", &json!({"name": "ann", "bots": true}));
+    assert_eq!(ann.seat, "a");
+    let press = json!({"type": "button.press", "payload": {"entityId": "pass"}});
+    let mut obs = ann.observe(None);
+    for round in 0..3 {
+        assert_eq!(obs["participation"], "acting", "round {round}: {obs}");
+        let answer = ann.act(&press);
+        assert_eq!(answer["accepted"], true, "{answer}");
+        let seq = answer["seq"].as_u64().expect("seq");
+        // The bot's pass comes after ann's: ann's turn again, or the end.
+        obs = ann.observe(Some(seq));
+        assert!(
+            obs["seq"].as_u64().expect("seq") > seq,
+            "the bot did not move: {obs}"
+        );
+    }
+    assert_eq!(obs["result"]["status"], "match_over", "{obs}");
+}
+
 /// docs/server.md, A designer's match: joined by its id only — `enqueue`
 /// never seats anyone in it — and left off the leaderboard.
 #[test]

@@ -655,9 +655,8 @@ impl Live {
         self.fire_due().await
     }
 
-    /// Bots play their safe defaults while it is their turn (at most a
-    /// bounded run at a time; a refused default stops them until the next
-    /// input).
+    /// Bots play while it is their turn (at most a bounded run at a time;
+    /// a refused move stops them until the next input).
     async fn bots(&mut self) -> Result<(), String> {
         let bots: Vec<String> = self
             .seats
@@ -676,13 +675,18 @@ impl Live {
                 return Ok(());
             };
             // The game's own bot when it has one (docs/simulate.md), else
-            // the seat's safe default. Its move is logged like any other,
-            // so the roll need not be replayed.
+            // the seat's safe default, else one of its legal actions drawn
+            // at random. Its move is logged like any other, so the roll
+            // need not be replayed.
             let roll = u32::try_from(self.next_line % u64::from(u32::MAX)).unwrap_or(0);
             let Some(mut action) = self
                 .room
                 .game_bot(&seat, roll)
                 .or_else(|| self.room.safe_default_action(&seat))
+                .or_else(|| {
+                    self.room
+                        .first_legal(&seat, &mut |n| shuffled(n, self.next_line))
+                })
             else {
                 return Ok(());
             };
@@ -793,3 +797,21 @@ const FINISHED_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Most bot moves in a row before the room looks at its channel again.
 const BOT_RUN_MAX: usize = 1000;
+
+/// `0..n` in an order drawn from `seed` (Fisher–Yates on splitmix64): a
+/// bot's random pick among its legal actions.
+fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = seed;
+    for i in (1..n).rev() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
+        let j = usize::try_from(z % bound).unwrap_or(0);
+        order.swap(i, j);
+    }
+    order
+}

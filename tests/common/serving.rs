@@ -185,12 +185,17 @@ pub struct Client {
 impl Client {
     /// Enqueues for `game` under `name`.
     pub fn enqueue(addr: &str, game: &str, name: &str) -> Client {
+        Client::enqueue_with(addr, game, &json!({"name": name}))
+    }
+
+    /// Joins the game's queue with the request `body` (`{name?, bots?}`).
+    pub fn enqueue_with(addr: &str, game: &str, body: &Value) -> Client {
         let r = request(
             addr,
             "POST",
             &format!("/games/{game}/enqueue"),
             None,
-            Some(json!({"name": name}).to_string().as_bytes()),
+            Some(body.to_string().as_bytes()),
         );
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         Client::from_join(addr, &r)
