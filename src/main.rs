@@ -735,8 +735,9 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
     let data = args.data;
     digipology_server::serve(options, |addr, games| {
         // Tests and scripts read the address from this line.
+        let plural = if games == 1 { "" } else { "s" };
         println!(
-            "digipology: serving {games} games on http://{addr} (log: {})",
+            "digipology: serving {games} game{plural} on http://{addr} (log: {})",
             data.display()
         );
         let _ = io::stdout().flush();

@@ -265,3 +265,70 @@ fn a_running_match_with_an_empty_log_starts_when_recovered() {
     assert_eq!(obs["phase"], "choose", "{obs}");
     assert_eq!(obs["participation"], "acting", "{obs}");
 }
+
+/// docs/server.md, `--data`: one server at a time uses a data folder. A
+/// second one on it stops with an error before reading the log, and the
+/// first plays on; once the first is killed (`kill -9`: the system lets go
+/// of its lock) a new one starts on the folder. A bad address leaves no
+/// data folder behind.
+#[test]
+fn a_second_server_on_the_same_data_folder_is_refused() {
+    let data = scratch("server-fault-lock");
+    let dir = data.join("d");
+    let rps = common::root().join("examples/rock-paper-scissors");
+    let games = [rps.clone()];
+    let mut first = Server::start(&games, &dir, &[]);
+    let ann = Client::enqueue(&first.addr, "rock-paper-scissors", "ann");
+    let dir_arg = dir.to_str().expect("utf-8 path");
+    let rps_arg = rps.to_str().expect("utf-8 path");
+    let second = run_briefly(&["serve", rps_arg, "--addr", "127.0.0.1:0", "--data", dir_arg]);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains("in use by another digipology serve"), "{err}");
+    assert!(second.stdout.is_empty(), "the second server served");
+    // The first one still seats players in the same match.
+    let bob = Client::enqueue(&first.addr, "rock-paper-scissors", "bob");
+    assert_eq!(bob.match_id, ann.match_id);
+    first.kill();
+    let again = Server::start(&games, &dir, &[]);
+    let mut ann = ann;
+    ann.addr = again.addr.clone();
+    assert_eq!(ann.observe(None)["result"]["status"], "acting");
+    // An address that cannot be bound: an error, and no folder made.
+    let fresh = data.join("never");
+    let bad = run_briefly(&[
+        "serve",
+        rps_arg,
+        "--addr",
+        "127.0.0.1:99999",
+        "--data",
+        fresh.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!fresh.exists(), "a failed start made {}", fresh.display());
+}
+
+/// Runs the binary with `args`, which must end by itself within 30 s (a
+/// server that started instead is killed, and the test fails).
+fn run_briefly(args: &[&str]) -> std::process::Output {
+    let mut child = common::bin()
+        .args(args)
+        .current_dir(common::root())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    for _ in 0..600 {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("output");
+    panic!(
+        "{args:?} did not stop by itself: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -94,8 +94,14 @@ pub fn serve(
     for dir in &options.games {
         games.push(hub::Game::load(dir)?);
     }
+    // Bound first: a bad or busy address leaves the data folder alone.
+    let bound = std::net::TcpListener::bind(&options.addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
     std::fs::create_dir_all(&options.data)
         .map_err(|e| format!("{}: {e}", options.data.display()))?;
+    // Held while the server runs: one server per data folder.
+    let _lock = lock_data(&options.data)?;
     let log = store::SqliteLog::open(&options.data.join("rooms.sqlite3"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -114,8 +120,7 @@ pub fn serve(
         tracing::info!("recovered {recovered} running matches from the log");
     }
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&options.addr)
-            .await
+        let listener = tokio::net::TcpListener::from_std(bound)
             .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
         let addr = listener
             .local_addr()
@@ -123,4 +128,29 @@ pub fn serve(
         ready(addr, hub.games().len());
         http::serve(listener, hub).await
     })
+}
+
+/// Takes the data folder's lock (`DATA/lock`, an exclusive file lock the
+/// system lets go when the process ends, however it ends): two servers on
+/// one log would each run the same matches and write over each other.
+///
+/// # Errors
+/// Another process holds the lock, or the file cannot be opened.
+fn lock_data(data: &std::path::Path) -> Result<std::fs::File, String> {
+    let path = data.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "{} is in use by another digipology serve (it holds {}); stop that one or give --data another folder",
+            data.display(),
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+    }
 }
