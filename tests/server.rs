@@ -580,6 +580,29 @@ fn a_bot_with_no_bot_or_safe_default_plays_a_legal_action() {
     assert_eq!(obs["result"]["status"], "match_over", "{obs}");
 }
 
+/// docs/table.md, Hot reload: new matches use the newest code that loaded.
+/// A broken edit on disk (here without `--watch`, so nothing reloads)
+/// leaves new matches on the scripts the server loaded, not dead.
+#[test]
+fn a_broken_edit_on_disk_leaves_new_matches_on_the_code_that_loaded() {
+    let data = scratch("server-broken-edit");
+    let game = data.join("rps");
+    common::copy_dir(&rps(), &game);
+    let server = Server::start(std::slice::from_ref(&game), &data.join("d"), &[]);
+    let main = game.join("scripts/main.lua");
+    let text = std::fs::read_to_string(&main).expect("main.lua");
+    std::fs::write(&main, format!("{text}\nthis is not lua (\n")).expect("broken edit");
+    let mut ann = Client::enqueue_with(
+        &server.addr,
+        "rock-paper-scissors",
+        &json!({"name": "ann", "bots": true}),
+    );
+    let obs = ann.observe(None);
+    assert_eq!(obs["participation"], "acting", "{obs}");
+    let choice = obs["legalActions"][0].clone();
+    assert_eq!(ann.act(&choice)["accepted"], true);
+}
+
 /// docs/server.md, A designer's match: joined by its id only — `enqueue`
 /// never seats anyone in it — and left off the leaderboard.
 #[test]

@@ -374,8 +374,33 @@ pub fn build_room(
     seed: u64,
     overrides: (Option<u64>, Option<usize>),
 ) -> Result<crate::room::Room, CliError> {
+    build_room_from(package, &package.sources()?, seed, overrides)
+}
+
+/// A game's scripts and `require` modules as read at one moment: rooms
+/// built from them ([`build_room_from`]) do not change when the files do
+/// (a server keeps the last ones that loaded while an edit is broken).
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// The scripts `game.json` names, with their text.
+    pub scripts: Vec<ScriptSpec>,
+    /// Every module under `scripts/`.
+    pub modules: Modules,
+}
+
+/// [`build_room`] with the scripts and modules of `sources` instead of
+/// those on disk now.
+///
+/// # Errors
+/// As [`build_room`].
+pub fn build_room_from(
+    package: &Package,
+    sources: &Sources,
+    seed: u64,
+    overrides: (Option<u64>, Option<usize>),
+) -> Result<crate::room::Room, CliError> {
     let state = package.initial_state(seed)?;
-    let host = package.script_host(&state, overrides)?;
+    let host = package.script_host_from(sources, &state, overrides)?;
     let mut room = crate::room::Room::new(state, host);
     if let Some(config) = package.match_config()? {
         apply_match(&mut room, config, &package.manifest)?;
@@ -605,9 +630,33 @@ impl Package {
     pub fn script_host(
         &self,
         state: &State,
+        overrides: (Option<u64>, Option<usize>),
+    ) -> Result<Option<digipology_lua::LuaHost>, CliError> {
+        self.script_host_from(&self.sources()?, state, overrides)
+    }
+
+    /// The scripts and modules on disk now.
+    ///
+    /// # Errors
+    /// A malformed scripts entry or an unreadable file.
+    pub fn sources(&self) -> Result<Sources, CliError> {
+        Ok(Sources {
+            scripts: self.scripts()?,
+            modules: self.modules(),
+        })
+    }
+
+    /// [`Package::script_host`] with the scripts and modules of `sources`.
+    ///
+    /// # Errors
+    /// A script that does not load.
+    pub fn script_host_from(
+        &self,
+        sources: &Sources,
+        state: &State,
         (instructions, memory): (Option<u64>, Option<usize>),
     ) -> Result<Option<digipology_lua::LuaHost>, CliError> {
-        let scripts = self.scripts()?;
+        let scripts = &sources.scripts;
         if scripts.is_empty() {
             return Ok(None);
         }
@@ -618,7 +667,7 @@ impl Package {
         if let Some(n) = memory {
             limits.memory_bytes_max = n;
         }
-        digipology_lua::LuaHost::new(&scripts, self.modules(), state, limits)
+        digipology_lua::LuaHost::new(scripts, sources.modules.clone(), state, limits)
             .map(Some)
             .map_err(|e| CliError::Script {
                 dir: self.dir.clone(),

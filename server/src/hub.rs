@@ -23,6 +23,10 @@ pub struct Game {
     pub id: String,
     /// Its package.
     pub package: Package,
+    /// Its scripts and modules as they loaded: every room of this game is
+    /// built from them, whatever the files hold now (a broken edit under
+    /// `--watch` leaves new matches on the code that loaded).
+    pub sources: package::Sources,
     /// Its public manifest (`digipology manifest`).
     pub manifest: Value,
 }
@@ -34,7 +38,9 @@ impl Game {
     /// The package is broken, with the file and what is wrong.
     pub fn load(dir: &Path) -> Result<Game, String> {
         let package = Package::load(dir).map_err(|e| e.to_string())?;
-        let room = package::build_room(&package, 0, (None, None)).map_err(|e| e.to_string())?;
+        let sources = package.sources().map_err(|e| e.to_string())?;
+        let room = package::build_room_from(&package, &sources, 0, (None, None))
+            .map_err(|e| e.to_string())?;
         let manifest = digipology_room::matches::manifest(&package, &room);
         let id = package
             .json
@@ -45,6 +51,7 @@ impl Game {
         Ok(Game {
             id,
             package,
+            sources,
             manifest,
         })
     }
@@ -62,8 +69,8 @@ impl Game {
 /// The game or the config cannot be built.
 pub fn build(game: &Game, header: &Value, record: Shared) -> Result<Room, String> {
     let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
-    let mut room =
-        package::build_room(&game.package, seed, (None, None)).map_err(|e| e.to_string())?;
+    let mut room = package::build_room_from(&game.package, &game.sources, seed, (None, None))
+        .map_err(|e| e.to_string())?;
     if let Some(m) = header.get("match") {
         let file = Path::new("match");
         let config = package::match_config_from(m, "match", file).map_err(|e| e.to_string())?;
