@@ -4,7 +4,9 @@
 //! - ```sh blocks: every `cargo run --release -- …` / `cargo run -- …` /
 //!   `digipology …` line runs the binary from the repository root and must
 //!   exit 0 (`cargo test` and `cargo bench` lines are the suite itself and are
-//!   not re-run).
+//!   not re-run). A ```text block right after one that starts with
+//!   `simulate: ` shows what those commands print: each of its lines must
+//!   be a line they printed, in order.
 //! - ```json blocks: an action envelope must pass the kernel's shape checks
 //!   (a lookup such as `entity_not_found` is fine, `unknown_key` is not); an
 //!   event must name an event type the kernel emits, with data keys it
@@ -138,10 +140,12 @@ fn command(line: &str) -> Option<Vec<String>> {
 #[test]
 fn every_shell_example_runs() {
     let mut ran = 0;
-    for b in blocks()
-        .iter()
-        .filter(|b| b.lang == "sh" && !is_server_doc(b))
-    {
+    let all = blocks();
+    for (i, b) in all.iter().enumerate() {
+        if b.lang != "sh" || is_server_doc(b) {
+            continue;
+        }
+        let mut printed = String::new();
         for line in b.text.lines().map(str::trim) {
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -157,10 +161,34 @@ fn every_shell_example_runs() {
                 out.status,
                 String::from_utf8_lossy(&out.stderr)
             );
+            printed.push_str(&String::from_utf8_lossy(&out.stdout));
             ran += 1;
+        }
+        if let Some(shown) = all.get(i + 1).filter(|n| is_simulate_output(b, n)) {
+            assert_shown_lines_printed(shown, &printed);
         }
     }
     assert!(ran >= 3, "expected the README's commands, ran {ran}");
+}
+
+/// Whether `next` is the text block right after `b` that shows what its
+/// `simulate` printed (its first line is simulate's summary line).
+fn is_simulate_output(b: &Block, next: &Block) -> bool {
+    next.file == b.file && next.lang == "text" && next.text.starts_with("simulate: ")
+}
+
+/// Every line of `shown` is a line `simulate` printed, in order (a run's
+/// figures are the same bytes on every machine, so a doc showing other
+/// figures is out of date).
+fn assert_shown_lines_printed(shown: &Block, printed: &str) {
+    let mut lines = printed.lines();
+    for want in shown.text.lines() {
+        assert!(
+            lines.any(|got| got == want),
+            "{}: the doc shows {want:?}, which the commands above it did not print:\n{printed}",
+            place(shown)
+        );
+    }
 }
 
 /// docs/server.md's shell examples are one curl session against a server.
