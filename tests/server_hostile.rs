@@ -214,6 +214,26 @@ fn every_malformed_request_is_a_json_4xx_and_changes_nothing() {
         let r = request(&server.addr, method, path, token, Some(body));
         refused(&r, status, code, &format!("{method} {path}"));
     }
+    // A query the route cannot read: the message names the parameter.
+    for (query, name) in [("after=x", "after"), ("foo=1", "foo")] {
+        let path = format!("/matches/{}/observation?{query}", p1.match_id);
+        let r = request(&server.addr, "GET", &path, tok, None);
+        refused(&r, 400, "bad_request", query);
+        let message = r.json()["message"].as_str().unwrap_or_default().to_owned();
+        assert!(message.contains(name), "{query}: {message}");
+    }
+    // Joining a seat the game lacks names it (a taken seat is 409).
+    let open = request(
+        &server.addr,
+        "POST",
+        "/games/basics/matches",
+        None,
+        Some(b"{}"),
+    )
+    .json();
+    let join = format!("/matches/{}/join", open["matchId"].as_str().expect("id"));
+    let q = request(&server.addr, "POST", &join, None, Some(br#"{"seat": "q"}"#));
+    refused(&q, 400, "unknown_seat", "a seat the game lacks");
     // None of it reached the room.
     assert_eq!(p1.observe(None)["seq"], seq, "nothing changed");
     assert_eq!(

@@ -188,10 +188,26 @@ async fn json_errors(req: Request, next: Next) -> Response {
             "body_too_large",
             "the request body is over the server's limit",
         ),
-        _ => ("bad_request", "the request could not be read"),
+        _ => {
+            // The extractor's own text says what it could not read (a
+            // query parameter's name and why): kept, within a bound.
+            let why = axum::body::to_bytes(res.into_body(), REJECTION_TEXT_MAX)
+                .await
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+                .filter(|t| !t.is_empty());
+            let message = why.map_or_else(
+                || "the request could not be read".to_owned(),
+                |t| format!("the request could not be read: {t}"),
+            );
+            return ApiError::new(status.as_u16(), "bad_request", message).into_response();
+        }
     };
     ApiError::new(status.as_u16(), code, message).into_response()
 }
+
+/// Bytes of an extractor's refusal kept in a `bad_request` message.
+const REJECTION_TEXT_MAX: usize = 1024;
 
 async fn unknown_route() -> ApiError {
     ApiError::new(

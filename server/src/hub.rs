@@ -734,6 +734,15 @@ impl Hub {
                 "every seat of this match is taken".to_owned(),
             ));
         }
+        if let Some(want) = &req.seat {
+            if !m.seats.iter().any(|s| s.seat == *want) {
+                return Err((
+                    400,
+                    "unknown_seat",
+                    format!("the game has no seat {want:?}"),
+                ));
+            }
+        }
         let seat = m
             .seats
             .iter_mut()
