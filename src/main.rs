@@ -81,7 +81,7 @@ struct SimulateArgs {
     /// Match i plays on seed SEED + i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads (default: one per core).
+    /// Threads playing matches; 0 (the default) is one per core.
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Play under this match config instead of game.json's.

@@ -823,7 +823,7 @@ fn check_asserts(expects: &[Expect], report: &Value) -> Vec<String> {
                 let (errors, faults) = (count("scriptErrors"), count("gameFaults"));
                 if errors + faults > 0 {
                     failed.push(format!(
-                        "no-script-errors: {errors} script error sites, {faults} failing match functions ({})",
+                        "no-script-errors: {errors} script error sites, {faults} game faults ({})",
                         if errors > 0 { &report["scriptErrors"][0]["at"] } else { &report["gameFaults"][0]["message"] }
                     ));
                 }

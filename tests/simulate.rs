@@ -417,7 +417,7 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
     ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(!stderr.contains("internal error"), "{stderr}");
-    assert!(stderr.contains("failing match functions"), "{stderr}");
+    assert!(stderr.contains("game faults"), "{stderr}");
     let r = report(&out);
     let faults = r["gameFaults"].as_array().expect("faults");
     assert!(
