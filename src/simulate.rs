@@ -252,6 +252,8 @@ impl Plan<'_> {
             room.advance(wait, &mut sink).map_err(|e| e.to_string())?;
             out.actions += 1;
         }
+        // What the last tries left (a failing legal_actions before a stall).
+        tally(room, &mut out);
         out.virtual_ms = room.clock();
         if out.status.is_empty() {
             read_result(room, &mut out);
@@ -349,8 +351,13 @@ fn tally(room: &mut Room, out: &mut Outcome) {
         *out.safe_defaults.entry(seat).or_default() += 1;
     }
     for f in room.take_faults() {
-        let key: String = f.chars().take(300).collect();
-        *out.faults.entry(key).or_default() += 1;
+        count_in(&mut out.faults, cut(&f, TEXT_MAX), || {
+            OTHER_FAULTS.to_owned()
+        });
+    }
+    // A host event whose handler failed ran out all the same.
+    for key in room.take_refused_host_events() {
+        *out.expiries.entry(key).or_default() += 1;
     }
     for e in room.take_events() {
         match &e.kind {
@@ -358,21 +365,26 @@ fn tally(room: &mut Room, out: &mut Outcome) {
                 action_type,
                 rejection,
             } => {
-                let key = (
-                    action_type.as_deref().unwrap_or("?").to_owned(),
-                    rejection.code.as_str().to_owned(),
-                );
-                *out.rejections.entry(key).or_default() += 1;
+                let code = rejection.code.as_str().to_owned();
+                let key = (cut(action_type.as_deref().unwrap_or("?"), TYPE_MAX), code);
+                let other = || (OTHER_TYPES.to_owned(), key.1.clone());
+                count_in(&mut out.rejections, key.clone(), other);
             }
             EventKind::ScriptError { failure, .. } => {
                 let at = match failure.line {
                     Some(l) => format!("{}:{l}", failure.script_id),
                     None => failure.script_id.clone(),
                 };
+                let message = || {
+                    cut(
+                        &format!("{}: {}", failure.function, failure.message),
+                        TEXT_MAX,
+                    )
+                };
                 let entry = out
                     .script_errors
                     .entry(at)
-                    .or_insert_with(|| (0, format!("{}: {}", failure.function, failure.message)));
+                    .or_insert_with(|| (0, message()));
                 entry.0 += 1;
             }
             EventKind::MatchHostEvent { kind, seat, .. } => {
@@ -382,6 +394,37 @@ fn tally(room: &mut Room, out: &mut Outcome) {
             _ => {}
         }
     }
+}
+
+/// Characters of a fault or script error message a report keeps.
+const TEXT_MAX: usize = 300;
+/// Characters of a rejected action's type a report keeps.
+const TYPE_MAX: usize = 64;
+/// Distinct faults, or rejected (type, code) pairs, one match keeps apart;
+/// the rest are counted together (a bot may name a new type each move).
+const KEYS_MAX: usize = 8;
+/// Distinct rejected action types the report lists; the rest are counted
+/// together.
+const TYPES_LISTED: usize = 100;
+/// Where the faults past [`KEYS_MAX`] are counted.
+const OTHER_FAULTS: &str = "(other faults)";
+/// Where the rejected types past [`KEYS_MAX`] are counted.
+const OTHER_TYPES: &str = "(other action types)";
+
+/// The first `max` characters of `s`.
+fn cut(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+/// Counts `key` in `map`, or under `other()` once the map holds
+/// [`KEYS_MAX`] keys and `key` is not one of them.
+fn count_in<K: Ord>(map: &mut BTreeMap<K, u64>, key: K, other: impl FnOnce() -> K) {
+    let key = if map.len() >= KEYS_MAX && !map.contains_key(&key) {
+        other()
+    } else {
+        key
+    };
+    *map.entry(key).or_default() += 1;
 }
 
 fn read_result(room: &Room, out: &mut Outcome) {
@@ -628,6 +671,8 @@ fn report(
     for o in outcomes {
         *statuses.entry(o.status.as_str()).or_default() += 1;
         for ((t, code), n) in &o.rejections {
+            let full = rejections.len() >= TYPES_LISTED && !rejections.contains_key(t.as_str());
+            let t = if full { OTHER_TYPES } else { t.as_str() };
             *rejections.entry(t).or_default().entry(code).or_default() += n;
         }
         for (at, (n, message)) in &o.script_errors {
@@ -824,7 +869,11 @@ fn check_asserts(expects: &[Expect], report: &Value) -> Vec<String> {
                 if errors + faults > 0 {
                     failed.push(format!(
                         "no-script-errors: {errors} script error sites, {faults} game faults ({})",
-                        if errors > 0 { &report["scriptErrors"][0]["at"] } else { &report["gameFaults"][0]["message"] }
+                        if errors > 0 {
+                            &report["scriptErrors"][0]["at"]
+                        } else {
+                            &report["gameFaults"][0]["message"]
+                        }
                     ));
                 }
             }

@@ -612,3 +612,81 @@ fn an_idle_seats_expiries_and_safe_defaults_are_counted() {
     let page = std::fs::read_to_string(out.join("report.html")).expect("page");
     assert!(page.contains("Safe defaults the room played"));
 }
+
+/// Games a careless creator writes, each reported for what it is
+/// (docs/simulate.md, The report): a `legal_actions` that answers no list
+/// right before a stall is a game fault and fails `no-script-errors`; an
+/// `on_host_event` that fails still counts its expiry; a bot naming a new
+/// long action type at every move is counted in a bounded report; an
+/// `is_terminal` answering a truthy value ends the match.
+#[test]
+fn careless_games_are_reported_for_what_they_are() {
+    let stalls = variant("simulate-careless-stall", "tic-tac-toe", |t| {
+        t.to_owned() + "\nfunction legal_actions(seat) return \"grab x1\" end\n"
+    });
+    let (code, stdout, stderr) = simulate(&[
+        stalls.to_str().expect("path"),
+        "--matches",
+        "4",
+        "--assert",
+        "no-script-errors",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let r: Value = serde_json::from_str(&stdout).expect("report");
+    assert_eq!(r["statuses"]["stalled"], 4, "{}", r["statuses"]);
+    assert!(
+        r["gameFaults"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("legal_actions")),
+        "{}",
+        r["gameFaults"]
+    );
+    let host = variant("simulate-careless-host", "nim-clock", |t| {
+        t.replace(
+            "function on_host_event(event)\n",
+            "function on_host_event(event)\n  error(\"host boom\")\n",
+        )
+    });
+    let r = printed_report(&[
+        host.to_str().expect("path"),
+        "--matches",
+        "4",
+        "--bots",
+        "first=idle",
+    ]);
+    let expired = &r["expiries"]["player_time_exhausted"]["first"];
+    assert!(
+        expired.as_u64().is_some_and(|n| n >= 4),
+        "{}",
+        r["expiries"]
+    );
+    let types = variant("simulate-careless-types", "tic-tac-toe", |t| {
+        t.to_owned()
+            + "\nfunction bot(seat, roll) return { type = roll .. string.rep(\"t\", 2000), payload = {} } end\n"
+    });
+    let r = printed_report(&[
+        types.to_str().expect("path"),
+        "--matches",
+        "20",
+        "--bots",
+        "game",
+        "--max-actions",
+        "200",
+    ]);
+    let listed = r["rejections"].as_object().expect("rejections");
+    assert!(
+        listed.len() <= 101,
+        "{} rejected types listed",
+        listed.len()
+    );
+    assert!(listed.keys().all(|k| k.chars().count() <= 64));
+    assert!(listed.contains_key("(other action types)"), "{listed:?}");
+    let truthy = variant("simulate-careless-truthy", "tic-tac-toe", |t| {
+        t.replace(
+            "function is_terminal() return storage.winner ~= nil or storage.draw == true end",
+            "function is_terminal() return storage.winner or storage.draw end",
+        )
+    });
+    let r = printed_report(&[truthy.to_str().expect("path"), "--matches", "20"]);
+    assert_eq!(r["statuses"]["match_over"], 20, "{}", r["statuses"]);
+}

@@ -384,6 +384,7 @@ impl Room {
             if let Some(m) = self.matchup.as_deref_mut() {
                 m.host_event_refused(kind, seat, at);
             }
+            self.note_refused_host_event(kind, seat);
         }
         let follow = self.book_after(&out, seat.as_deref(), at);
         let given = match json {

@@ -97,6 +97,9 @@ pub struct Room {
     /// [`Room::take_safe_defaults`] (a decision or phase that ran out,
     /// retries used up).
     safe_defaults: Vec<String>,
+    /// The host events (kind, seat) whose action the game's handler failed
+    /// since the last [`Room::take_refused_host_events`].
+    host_events_refused: Vec<(String, String)>,
     /// Whose view the events are written in (docs/observations.md): the
     /// referee's (everything) unless set. History and records keep the
     /// referee's.
@@ -144,6 +147,7 @@ impl Room {
             notices: Vec::new(),
             faults: Vec::new(),
             safe_defaults: Vec::new(),
+            host_events_refused: Vec::new(),
             line_buf: String::new(),
             flush_each: true,
             view: Viewer::Referee,
@@ -337,6 +341,22 @@ impl Room {
     /// last call, one entry per default (docs/match.md, Safe defaults).
     pub fn take_safe_defaults(&mut self) -> Vec<String> {
         std::mem::take(&mut self.safe_defaults)
+    }
+
+    /// The host events (kind, and seat or `-`) whose action was rejected
+    /// since the last call — the game's `on_host_event` failed, yet the
+    /// clock ran out all the same (docs/match.md).
+    pub fn take_refused_host_events(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.host_events_refused)
+    }
+
+    /// Notes a host event whose action was rejected (at most 10,000
+    /// waiting to be taken).
+    pub(crate) fn note_refused_host_event(&mut self, kind: &str, seat: Option<&str>) {
+        if self.host_events_refused.len() < 10_000 {
+            self.host_events_refused
+                .push((kind.to_owned(), seat.unwrap_or("-").to_owned()));
+        }
     }
 
     /// Notes a safe default the room plays for `seat` (at most 10,000

@@ -259,8 +259,10 @@ function P.match_stepper(phase_f, ready_f, terminal_f, part_f, seats)
     local phase = phase_f and phase_f()
     if phase == last_phase then phase = true end
     local ready, terminal
-    if ask_ready and ready_f then ready = ready_f() == true end
-    if ask_terminal and terminal_f then terminal = terminal_f() == true end
+    -- Answers are read as Lua reads a condition: anything but nil and
+    -- false is yes.
+    if ask_ready and ready_f then ready = not not ready_f() end
+    if ask_terminal and terminal_f then terminal = not not terminal_f() end
     if part_f == nil then return phase, ready, terminal end
     if n == 2 then
       return phase, ready, terminal, code(part_f(seats[1])), code(part_f(seats[2]))

@@ -702,7 +702,7 @@ impl MatchLayer {
             None => h.query(state, "is_ready", &[]),
         };
         match ready {
-            Some(Ok(digipology_kernel::Value::Bool(true))) => follow.push(FollowUp::HostEvent {
+            Some(Ok(v)) if truthy(&v) => follow.push(FollowUp::HostEvent {
                 kind: "phase_ready",
                 seat: None,
             }),
@@ -714,7 +714,7 @@ impl MatchLayer {
             None => h.query(state, "is_terminal", &[]),
         };
         match terminal {
-            Some(Ok(digipology_kernel::Value::Bool(true))) => {
+            Some(Ok(v)) if truthy(&v) => {
                 follow.push(FollowUp::Finish(scores(state, h, notices)));
             }
             Some(Err(f)) => notices.push(format!("is_terminal failed: {}", f.message)),
@@ -1010,6 +1010,15 @@ pub struct Processed<'a> {
     pub seat: Option<&'a str>,
     /// Whether the room sequences its own follow-ups (not in a replay).
     pub autofire: bool,
+}
+
+/// A match function's yes or no as Lua reads a condition: anything but
+/// nil (`Null`) and false is yes (`return storage.winner` ends the match).
+fn truthy(v: &digipology_kernel::Value) -> bool {
+    !matches!(
+        v,
+        digipology_kernel::Value::Null | digipology_kernel::Value::Bool(false)
+    )
 }
 
 #[cfg(test)]
