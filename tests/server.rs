@@ -223,10 +223,15 @@ fn a_token_acts_only_for_its_own_seat_in_its_own_match() {
 
 /// A designer's match of rock-paper-scissors made with `body`; its id.
 fn designer_match(addr: &str, body: &Value) -> String {
+    designer_match_of(addr, "rock-paper-scissors", body)
+}
+
+/// A designer's match of `game` made with `body`; its id.
+fn designer_match_of(addr: &str, game: &str, body: &Value) -> String {
     let made = request(
         addr,
         "POST",
-        "/games/rock-paper-scissors/matches",
+        &format!("/games/{game}/matches"),
         None,
         Some(body.to_string().as_bytes()),
     );
@@ -578,6 +583,55 @@ fn a_bot_with_no_bot_or_safe_default_plays_a_legal_action() {
         );
     }
     assert_eq!(obs["result"]["status"], "match_over", "{obs}");
+}
+
+/// docs/server.md, Join: a random bot in a seat the game keeps acting
+/// makes at most 8 moves per input, and its draws follow the match's seed
+/// (two seeds, two different runs of presses).
+#[test]
+fn a_random_bot_is_bounded_and_differs_by_seed() {
+    let data = scratch("server-restless-bot");
+    let game = data.join("restless");
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let mut entities: Vec<Value> = (1..=4)
+        .map(|k| json!({"id": format!("k{k}"), "components": {"button": {}}}))
+        .collect();
+    entities.push(json!({"id": "log", "components": {"text": {"value": ""}}}));
+    let manifest = json!({
+        "id": "restless", "name": "Restless", "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["a", "b"], "entities": entities,
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    std::fs::write(
+        game.join("scripts/main.lua"),
+        r#"
+function on_button_pressed(event)
+  local log = game.entity("log")
+  log:set_text(log.text .. event.data.entityId)
+end
+function participation(seat) return "acting" end
+"#,
+    )
+    .expect("main.lua");
+    let server = Server::start(std::slice::from_ref(&game), &data.join("d"), &[]);
+    let pressed = |seed: u64| {
+        let id = designer_match_of(
+            &server.addr,
+            "restless",
+            &json!({"seed": seed, "bots": ["b"]}),
+        );
+        let mut ann = Client::join(&server.addr, &id, "ann");
+        let obs = ann.observe(None);
+        let text = obs["view"]["entities"]["log"]["components"]["text"]["value"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{obs}"))
+            .to_owned();
+        assert_eq!(text.len(), 8 * 2, "eight presses of two letters: {text:?}");
+        text
+    };
+    assert_ne!(pressed(1), pressed(2), "the same presses on two seeds");
 }
 
 /// docs/table.md, Hot reload: new matches use the newest code that loaded.

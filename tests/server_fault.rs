@@ -332,3 +332,53 @@ fn run_briefly(args: &[&str]) -> std::process::Output {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// docs/server.md, Recovery: a match whose game's scripts changed while
+/// the server was down stops (its log no longer replays), and the
+/// server's log says the scripts changed since the match began.
+#[test]
+fn a_match_whose_scripts_changed_says_so_when_it_cannot_recover() {
+    let data = scratch("server-fault-edited");
+    let game = data.join("bump");
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let manifest = json!({
+        "id": "bump", "name": "Bump", "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["a", "b"],
+        "entities": [{"id": "n", "components": {"counter": {"value": 0}}},
+                     {"id": "go", "components": {"button": {}}}],
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    let script = |step: u32| {
+        format!("function on_button_pressed(e) game.entity(\"n\"):add({step}) end\nfunction participation(seat) return \"acting\" end\n")
+    };
+    let main = game.join("scripts/main.lua");
+    std::fs::write(&main, script(1)).expect("main.lua");
+    let dir = data.join("d");
+    let games = [game.clone()];
+    let mut server = Server::start(&games, &dir, &[]);
+    let mut ann = Client::enqueue(&server.addr, "bump", "ann");
+    let _bob = Client::enqueue(&server.addr, "bump", "bob");
+    let press = json!({"type": "button.press", "payload": {"entityId": "go"}});
+    assert_eq!(ann.act(&press)["accepted"], true);
+    server.kill();
+    std::fs::write(&main, script(2)).expect("the edit");
+    let server = Server::start(&games, &dir, &[]);
+    let path = format!("/matches/{}/observation", ann.match_id);
+    let mut stopped = None;
+    for _ in 0..100 {
+        let r = serving::request(&server.addr, "GET", &path, ann.token.as_deref(), None);
+        if r.status == 503 {
+            stopped = Some(r);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(stopped.is_some(), "the edited match still ran");
+    let log = server.stderr();
+    assert!(
+        log.contains("the game's scripts are not those this match began with"),
+        "{log}"
+    );
+}

@@ -188,7 +188,7 @@ async fn json_errors(req: Request, next: Next) -> Response {
             "body_too_large",
             "the request body is over the server's limit",
         ),
-        _ => {
+        400 => {
             // The extractor's own text says what it could not read (a
             // query parameter's name and why): kept, within a bound.
             let why = axum::body::to_bytes(res.into_body(), REJECTION_TEXT_MAX)
@@ -202,6 +202,7 @@ async fn json_errors(req: Request, next: Next) -> Response {
             );
             return ApiError::new(status.as_u16(), "bad_request", message).into_response();
         }
+        _ => ("bad_request", "the request could not be read"),
     };
     ApiError::new(status.as_u16(), code, message).into_response()
 }

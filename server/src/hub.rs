@@ -27,6 +27,9 @@ pub struct Game {
     /// built from them, whatever the files hold now (a broken edit under
     /// `--watch` leaves new matches on the code that loaded).
     pub sources: package::Sources,
+    /// A digest of `sources` (kept in each match's header, so a recovery
+    /// that fails can say the scripts changed since the match began).
+    pub sources_digest: String,
     /// Its public manifest (`digipology manifest`).
     pub manifest: Value,
 }
@@ -48,10 +51,12 @@ impl Game {
             .and_then(Value::as_str)
             .ok_or_else(|| format!("{}: game.json has no id", package.manifest.display()))?
             .to_owned();
+        let sources_digest = digest_sources(&sources);
         Ok(Game {
             id,
             package,
             sources,
+            sources_digest,
             manifest,
         })
     }
@@ -60,6 +65,27 @@ impl Game {
     pub fn seats(&self) -> Vec<String> {
         self.package.seats()
     }
+}
+
+/// blake3 over every script's id, file and text and every module's name,
+/// file and text, each length-prefixed (hex).
+fn digest_sources(sources: &package::Sources) -> String {
+    let mut h = blake3::Hasher::new();
+    let mut put = |s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    for s in &sources.scripts {
+        put(&s.id);
+        put(&s.file);
+        put(&s.source);
+    }
+    for (name, (file, text)) in &sources.modules {
+        put(name);
+        put(file);
+        put(text);
+    }
+    h.finalize().to_hex().to_string()
 }
 
 /// Builds a match's room from its header: the game's room with the
@@ -605,7 +631,8 @@ impl Hub {
             }
         }
         let mut header = json!({"game": game.package.dir.display().to_string(), "gameId": game.id,
-                                "seed": create.seed.unwrap_or_else(random_seed)});
+                                "seed": create.seed.unwrap_or_else(random_seed),
+                                "sources": game.sources_digest});
         if let Some(over) = create.config {
             // Overrides on the game's own config (a JSON merge patch:
             // objects merge, `null` removes a key), so a designer changes

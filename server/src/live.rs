@@ -333,16 +333,30 @@ impl Live {
     /// Replays the log: every line's input again, its state hash checked
     /// against the log's, its events published as they were.
     fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
-        replay_log(&mut self.room, lines, true, |_, _| {}).map_err(|e| match e {
-            Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
-            Unreplayed::Hash {
-                line,
-                seq,
-                got,
-                said,
-            } => format!(
+        let changed = self
+            .header
+            .get("sources")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d != self.game.sources_digest);
+        let hint = move |e: String| {
+            if changed {
+                format!("{e} (the game's scripts are not those this match began with: they changed since)")
+            } else {
+                e
+            }
+        };
+        replay_log(&mut self.room, lines, true, |_, _| {}).map_err(|e| {
+            hint(match e {
+                Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
+                Unreplayed::Hash {
+                    line,
+                    seq,
+                    got,
+                    said,
+                } => format!(
                 "log line {line} (sequence {seq}): the state hash is {got}, the log says {said}"
             ),
+            })
         })?;
         self.record.borrow_mut().clear();
         self.next_line = u64::try_from(lines.len()).unwrap_or(u64::MAX);
@@ -459,7 +473,7 @@ impl Live {
         if game.package.json == self.game.package.json {
             let host = game
                 .package
-                .script_host(self.room.kernel().state(), (None, None))
+                .script_host_from(&game.sources, self.room.kernel().state(), (None, None))
                 .map_err(|e| e.to_string())?;
             self.room.replace_scripts(host);
             self.game = game;
@@ -585,7 +599,8 @@ impl Live {
                 // tried: it goes to this seat (the attempt is its own),
                 // and to no other viewer (docs/observations.md).
                 if rejection.code == RejectCode::GuardDenied {
-                    v["data"]["message"] = json!(rejection.message);
+                    let reason: String = rejection.message.chars().take(REASON_MAX).collect();
+                    v["data"]["message"] = json!(reason);
                 }
                 if rejected.is_none() {
                     rejected = Some((v["data"]["code"].clone(), v["data"]["message"].clone()));
@@ -667,6 +682,7 @@ impl Live {
         if bots.is_empty() {
             return Ok(());
         }
+        let mut random_moves = 0;
         for _ in 0..BOT_RUN_MAX {
             if self.full() {
                 return Ok(());
@@ -676,18 +692,26 @@ impl Live {
             };
             // The game's own bot when it has one (docs/simulate.md), else
             // the seat's safe default, else one of its legal actions drawn
-            // at random. Its move is logged like any other, so the roll
-            // need not be replayed.
-            let roll = u32::try_from(self.next_line % u64::from(u32::MAX)).unwrap_or(0);
-            let Some(mut action) = self
+            // at random. The draw mixes the match's seed with the log's
+            // length, so matches differ; the move is logged like any
+            // other, so the draw need not be replayed.
+            let draw = bot_draw(&self.header, self.next_line);
+            let roll = u32::try_from(draw >> 32).unwrap_or(0);
+            let chosen = self
                 .room
                 .game_bot(&seat, roll)
-                .or_else(|| self.room.safe_default_action(&seat))
-                .or_else(|| {
-                    self.room
-                        .first_legal(&seat, &mut |n| shuffled(n, self.next_line))
-                })
-            else {
+                .or_else(|| self.room.safe_default_action(&seat));
+            let chosen = match chosen {
+                Some(a) => Some(a),
+                // A seat the game keeps acting would draw for ever: a few
+                // random moves per input at most.
+                None if random_moves >= RANDOM_RUN_MAX => return Ok(()),
+                None => {
+                    random_moves += 1;
+                    self.room.first_legal(&seat, &mut |n| shuffled(n, draw))
+                }
+            };
+            let Some(mut action) = chosen else {
                 return Ok(());
             };
             action["at"] = json!(self.now());
@@ -797,6 +821,23 @@ const FINISHED_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Most bot moves in a row before the room looks at its channel again.
 const BOT_RUN_MAX: usize = 1000;
+
+/// Characters of a guard's reason an answer carries (it is logged with
+/// the answer, for retries).
+const REASON_MAX: usize = 1000;
+
+/// Random moves bots make in a row before they wait for the next input.
+const RANDOM_RUN_MAX: usize = 8;
+
+/// A bot's draw for the move at log line `line` of the match whose header
+/// is `header`: splitmix64 of the match's seed and the line.
+fn bot_draw(header: &Value, line: u64) -> u64 {
+    let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let mut z = seed ^ line.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 /// `0..n` in an order drawn from `seed` (Fisher–Yates on splitmix64): a
 /// bot's random pick among its legal actions.
