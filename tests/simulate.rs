@@ -681,6 +681,27 @@ fn careless_games_are_reported_for_what_they_are() {
     );
     assert!(listed.keys().all(|k| k.chars().count() <= 64));
     assert!(listed.contains_key("(other action types)"), "{listed:?}");
+    // An answer is bounded on the host too, not only in the VM.
+    let huge = variant("simulate-careless-huge", "tic-tac-toe", |t| {
+        t.to_owned()
+            + "\nfunction bot(seat, roll) local t = {} for i = 1, 200000 do t[i] = i end return t end\n"
+    });
+    let r = printed_report(&[
+        huge.to_str().expect("path"),
+        "--matches",
+        "1",
+        "--bots",
+        "game",
+        "--max-actions",
+        "4",
+    ]);
+    assert!(
+        r["gameFaults"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 100000 values")),
+        "{}",
+        r["gameFaults"]
+    );
     let truthy = variant("simulate-careless-truthy", "tic-tac-toe", |t| {
         t.replace(
             "function is_terminal() return storage.winner ~= nil or storage.draw == true end",

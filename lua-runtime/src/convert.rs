@@ -46,9 +46,16 @@ pub fn number(n: f64) -> LuaValue {
 /// Most values one conversion writes out.
 pub const VALUES_MAX: usize = 1_000_000;
 
+/// Most values a match function's answer (`observe`, `legal_actions`,
+/// `bot`, `score`, …) may hold: the room keeps and copies it on the host,
+/// outside the VM's memory ceiling.
+pub const ANSWER_VALUES_MAX: usize = 100_000;
+
 thread_local! {
     /// Values written by the conversion running on this thread.
     static VALUES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The most the conversion running on this thread may write.
+    static LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(VALUES_MAX) };
 }
 
 /// Resolves a table that stands for canonical data held elsewhere (a
@@ -84,9 +91,10 @@ pub fn to_json_with(
         n.set(n.get() + 1);
         n.get()
     });
-    if written > VALUES_MAX {
+    let limit = LIMIT.with(std::cell::Cell::get);
+    if written > limit {
         return Err(format!(
-            "a value may hold at most {VALUES_MAX} values (a table stored in several places counts each time)"
+            "a value may hold at most {limit} values (a table stored in several places counts each time)"
         ));
     }
     Ok(match v {
@@ -193,6 +201,17 @@ fn table_to_json(
 pub fn to_value_with(v: &LuaValue, resolve: &Resolve<'_>) -> Result<Value, String> {
     let json = to_json_with(v, 0, resolve)?;
     Value::from_json(&json).map_err(|e| e.message)
+}
+
+/// [`to_value_with`] writing at most `max` values (below [`VALUES_MAX`]).
+///
+/// # Errors
+/// As [`to_json_with`], and a value holding more than `max` values.
+pub fn to_value_within(v: &LuaValue, resolve: &Resolve<'_>, max: usize) -> Result<Value, String> {
+    LIMIT.with(|l| l.set(max.min(VALUES_MAX)));
+    let out = to_value_with(v, resolve);
+    LIMIT.with(|l| l.set(VALUES_MAX));
+    out
 }
 
 /// A canonical value as JSON.

@@ -13,7 +13,7 @@ use digipology_kernel::{
 use mlua::{Function, MultiValue, Value as LuaValue};
 
 use crate::access::{handle_of, Access};
-use crate::convert::{number, to_lua, to_value_with};
+use crate::convert::{number, to_lua, to_value_within, ANSWER_VALUES_MAX};
 use crate::errors::truncated;
 use crate::host::{
     Answer, Binding, HandlerList, LuaHost, MatchAnswers, PhaseAnswer, Ret, StepMemo,
@@ -606,7 +606,7 @@ impl LuaHost {
                     ScriptErrorKind::GuardMutation,
                 ))
             }
-            Ok((v, _)) => to_value_with(&v, &|_, _| None).map_err(|e| {
+            Ok((v, _)) => to_value_within(&v, &|_, _| None, ANSWER_VALUES_MAX).map_err(|e| {
                 fail(
                     format!("{name} must return a plain value: {e}"),
                     ScriptErrorKind::Runtime,
