@@ -97,7 +97,7 @@ struct SimulateArgs {
     asserts: Vec<String>,
     /// Bot moves and clock jumps after which a match counts as never
     /// ending (`unfinished`).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     max_actions: u64,
     /// Virtual milliseconds a bot takes to act.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(0..=86_400_000))]

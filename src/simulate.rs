@@ -829,11 +829,25 @@ enum Expect {
     WinRate(String, f64, f64),
 }
 
+/// An expectation's parts: `win-rate:SEAT:LO:HI` split so that SEAT may
+/// hold colons (the band is read from the right); others as they are.
+fn win_rate_parts(a: &str) -> Vec<&str> {
+    match a.strip_prefix("win-rate:") {
+        Some(rest) => {
+            let mut back: Vec<&str> = rest.rsplitn(3, ':').collect();
+            back.push("win-rate");
+            back.reverse();
+            back
+        }
+        None => vec![a],
+    }
+}
+
 /// Reads the expectations before anything is played.
 fn parse_asserts(asserts: &[String], seats: &[String]) -> Result<Vec<Expect>, String> {
     asserts
         .iter()
-        .map(|a| match a.split(':').collect::<Vec<_>>().as_slice() {
+        .map(|a| match win_rate_parts(a).as_slice() {
             ["no-script-errors"] => Ok(Expect::NoScriptErrors),
             ["all-finish"] => Ok(Expect::AllFinish),
             ["win-rate", seat, lo, hi] => {
@@ -977,6 +991,18 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
         if dir.exists() && !dir.is_dir() {
             return Err(fail(format!("--out {}: not a folder", dir.display())));
         }
+        // What the run writes last must have room before it plays.
+        for (name, folder) in [
+            ("report.json", false),
+            ("report.html", false),
+            ("records", true),
+        ] {
+            let p = dir.join(name);
+            if p.exists() && p.is_dir() != folder {
+                let what = if folder { "a file" } else { "a folder" };
+                return Err(fail(format!("--out {}: {what} is in the way", p.display())));
+            }
+        }
         std::fs::create_dir_all(dir).map_err(|e| fail(format!("--out {}: {e}", dir.display())))?;
         forget_records(dir).map_err(fail)?;
     }
@@ -1022,9 +1048,11 @@ fn summary(report: &Value, dir: &Path) -> String {
             ));
         }
     }
+    let listed = |k: &str| report[k].as_array().map_or(0, Vec::len);
     lines.push(format!(
-        "  script error sites: {}, failed matches: {}",
-        report["scriptErrors"].as_array().map_or(0, Vec::len),
+        "  script error sites: {}, game faults: {}, failed matches: {}",
+        listed("scriptErrors"),
+        listed("gameFaults"),
         report["failedCount"]
     ));
     lines.push(format!(

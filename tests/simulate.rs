@@ -430,6 +430,8 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
     // a negative think time, too many matches.
     let file = scratch("simulate-out-file").join("taken");
     std::fs::write(&file, "x").expect("file");
+    let blocked = scratch("simulate-out-blocked");
+    std::fs::create_dir_all(blocked.join("report.html")).expect("folder in the way");
     for (args, says) in [
         (
             vec![
@@ -457,11 +459,39 @@ fn failing_match_functions_are_reported_and_bad_flags_refused_early() {
             "matches",
         ),
         (vec!["examples/tic-tac-toe", "--matches", "0"], "matches"),
+        (
+            vec!["examples/tic-tac-toe", "--max-actions", "0"],
+            "max-actions",
+        ),
+        (
+            vec![
+                "examples/tic-tac-toe",
+                "--out",
+                blocked.to_str().expect("path"),
+            ],
+            "report.html: a folder is in the way",
+        ),
     ] {
         let (code, _, stderr) = simulate(&args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("simulate: 1"), "{args:?} played: {stderr}");
     }
+    // A seat whose name holds a colon still takes a win-rate band.
+    let colon = variant("simulate-colon-seat", "rock-paper-scissors", |t| {
+        t.to_owned() + "\n"
+    });
+    let manifest = colon.join("game.json");
+    let text = std::fs::read_to_string(&manifest).expect("game.json");
+    std::fs::write(&manifest, text.replace("\"b\"", "\"b:2\"")).expect("game.json");
+    let (code, _, stderr) = simulate(&[
+        colon.to_str().expect("path"),
+        "--matches",
+        "4",
+        "--assert",
+        "win-rate:b:2:0:1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
 }
 
 /// docs/simulate.md, How a match is played: matches share a room in runs,

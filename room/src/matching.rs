@@ -776,11 +776,11 @@ impl Room {
             }
             Some(Ok(digipology_kernel::Value::Null)) | None => None,
             Some(Ok(_)) => {
-                self.fault("bot must return {type=…, payload=…} or nil; the seat passes");
+                self.fault("bot must return {type=…, payload=…} or nil; its answer is ignored");
                 None
             }
             Some(Err(f)) => {
-                let line = format!("bot failed, the seat passes: {}", f.message);
+                let line = format!("bot failed, its answer ignored: {}", f.message);
                 self.fault(&line);
                 None
             }
