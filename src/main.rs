@@ -136,6 +136,10 @@ struct ServeArgs {
     /// before `system.player_disconnected` (ms).
     #[arg(long, default_value_t = 30_000)]
     grace_ms: u64,
+    /// A running match with no input for this long is aborted (ms; 0:
+    /// never).
+    #[arg(long, default_value_t = 86_400_000)]
+    abandon_after_ms: u64,
     /// Threads that run rooms.
     #[arg(long, default_value_t = 2)]
     room_threads: usize,
@@ -726,6 +730,7 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
         max_connections: args.max_connections,
         max_streams_per_token: args.max_streams_per_token,
         grace_ms: args.grace_ms,
+        abandon_after_ms: args.abandon_after_ms,
         room_threads: args.room_threads,
         max_inputs_per_match: args.max_inputs_per_match,
         long_poll_max_ms: args.long_poll_max_ms,

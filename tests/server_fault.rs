@@ -382,3 +382,32 @@ fn a_match_whose_scripts_changed_says_so_when_it_cannot_recover() {
         "{log}"
     );
 }
+
+/// docs/server.md, `--abandon-after-ms`: a running match nothing entered
+/// for that long is aborted (a logged input like any other), leaves the
+/// rooms in use, and stays aborted after a restart.
+#[test]
+fn a_match_nobody_plays_is_abandoned() {
+    let data = scratch("server-fault-abandoned");
+    let dir = data.join("d");
+    let rps = common::root().join("examples/rock-paper-scissors");
+    let games = [rps];
+    let mut server = Server::start(&games, &dir, &["--abandon-after-ms", "300"]);
+    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
+    let _bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = ann.observe(None);
+        if last["result"]["status"] == "match_aborted" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(last["result"]["status"], "match_aborted", "{last}");
+    let reason = last["result"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("abandoned"), "{reason}");
+    server.kill();
+    let server = Server::start(&games, &dir, &[]);
+    ann.addr = server.addr.clone();
+    assert_eq!(ann.observe(None)["result"]["status"], "match_aborted");
+}

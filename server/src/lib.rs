@@ -39,6 +39,9 @@ pub struct Options {
     pub max_streams_per_token: usize,
     /// A seat's grace after its last stream dropped (ms).
     pub grace_ms: u64,
+    /// A running match with no input for this long is aborted (ms; 0:
+    /// never).
+    pub abandon_after_ms: u64,
     /// Threads running rooms.
     pub room_threads: usize,
     /// Most inputs one match may log.
@@ -64,6 +67,7 @@ impl Default for Options {
             max_connections: 1024,
             max_streams_per_token: 4,
             grace_ms: 30_000,
+            abandon_after_ms: 86_400_000,
             room_threads: 2,
             max_inputs_per_match: 100_000,
             long_poll_max_ms: 30_000,

@@ -134,6 +134,8 @@ struct Live {
     finished: bool,
     /// When the room last got a command.
     idle_since: Instant,
+    /// When the match last logged an input (or the room started).
+    last_input: Instant,
 }
 
 /// Runs a room until its channel closes or its log fails.
@@ -297,6 +299,7 @@ impl Live {
             grace: BTreeMap::new(),
             finished: false,
             idle_since: Instant::now(),
+            last_input: Instant::now(),
         };
         live.room.keep_events();
         match spec.begin {
@@ -393,10 +396,15 @@ impl Live {
         }
         let due = self.room.next_due().map(|at| self.instant_of(at));
         let grace = self.grace.values().min().copied();
-        match (due, grace) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [due, grace, self.abandon_at()].into_iter().flatten().min()
+    }
+
+    /// When the match is abandoned if nothing enters it before.
+    fn abandon_at(&self) -> Option<Instant> {
+        let after = self.hub.options.abandon_after_ms;
+        // Only a match contract can abort (a game without one never ends).
+        let can = after > 0 && self.room.match_layer().is_some();
+        can.then(|| self.last_input + std::time::Duration::from_millis(after))
     }
 
     /// Whether the match has logged its most inputs: nothing more enters
@@ -647,6 +655,9 @@ impl Live {
             return Ok(());
         }
         let now = Instant::now();
+        if self.abandon_at().is_some_and(|at| at <= now) {
+            return self.abandon().await;
+        }
         let lapsed: Vec<String> = self
             .grace
             .iter()
@@ -668,6 +679,24 @@ impl Live {
         }
         // Committed with the disconnects, even when nothing else is due.
         self.fire_due().await
+    }
+
+    /// Aborts the match: nothing entered it for `--abandon-after-ms`
+    /// (logged like any input, so recovery replays the abort).
+    async fn abandon(&mut self) -> Result<(), String> {
+        let ms = self.hub.options.abandon_after_ms;
+        let span = match ms {
+            _ if ms.is_multiple_of(3_600_000) => format!("{} h", ms / 3_600_000),
+            _ if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
+            _ => format!("{ms} ms"),
+        };
+        let reason = format!("abandoned: nothing happened for {span}");
+        let mut a = system("match.abort", json!({ "reason": reason }));
+        a["at"] = json!(self.now());
+        self.room
+            .submit_json(a, &mut std::io::sink())
+            .map_err(|e| e.to_string())?;
+        self.commit(None).await
     }
 
     /// Bots play while it is their turn (at most a bounded run at a time;
@@ -807,6 +836,9 @@ impl Live {
             Err(_) => return Err("the room log stopped".into()),
         }
         self.next_line = self.next_line.saturating_add(n);
+        if n > 0 {
+            self.last_input = Instant::now();
+        }
         if ended {
             self.mark_finished();
         }
