@@ -41,6 +41,13 @@ impl Package {
     }
 
     /// A package of the manifest at `manifest` (its folder is the game's).
+    /// A package from a manifest already parsed (`json`, entities
+    /// included), said to sit at `manifest`: a game kept elsewhere than in
+    /// its folder (a server's log keeps the versions it ran).
+    pub fn from_parts(manifest: PathBuf, json: Value) -> Package {
+        Package::at(manifest, json, None)
+    }
+
     fn at(manifest: PathBuf, json: Value, entities: Option<Box<RawValue>>) -> Package {
         let dir = manifest
             .parent()

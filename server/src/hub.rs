@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use digipology_kernel::Viewer;
+use digipology_lua::{BindingSpec, ScriptSpec};
 use digipology_room::{package, Package, Room};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -27,9 +28,10 @@ pub struct Game {
     /// built from them, whatever the files hold now (a broken edit under
     /// `--watch` leaves new matches on the code that loaded).
     pub sources: package::Sources,
-    /// A digest of `sources` (kept in each match's header, so a recovery
-    /// that fails can say the scripts changed since the match began).
-    pub sources_digest: String,
+    /// A digest of its files as loaded ([`Game::stored`]): kept in each
+    /// match's header, with the files themselves in the log, so a match
+    /// recovers with the version it began with whatever the folder holds.
+    pub version: String,
     /// Its public manifest (`digipology manifest`).
     pub manifest: Value,
 }
@@ -42,6 +44,80 @@ impl Game {
     pub fn load(dir: &Path) -> Result<Game, String> {
         let package = Package::load(dir).map_err(|e| e.to_string())?;
         let sources = package.sources().map_err(|e| e.to_string())?;
+        Game::assemble(package, sources)
+    }
+
+    /// A game from a version of its files the log kept ([`Game::stored`]).
+    ///
+    /// # Errors
+    /// The text is not such a version, or it no longer builds a room.
+    pub fn from_stored(text: &str) -> Result<Game, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("a kept game: {e}"))?;
+        let manifest = v["manifest"].as_str().unwrap_or("game.json");
+        let package = Package::from_parts(manifest.into(), v["json"].clone());
+        let text_of = |x: &Value, k: &str| x[k].as_str().unwrap_or_default().to_owned();
+        let scripts = v["scripts"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|s| ScriptSpec {
+                        id: text_of(s, "id"),
+                        file: text_of(s, "file"),
+                        source: text_of(s, "source"),
+                        bindings: s["bindings"]
+                            .as_array()
+                            .map(|b| {
+                                b.iter()
+                                    .map(|b| BindingSpec {
+                                        id: text_of(b, "id"),
+                                        entity: b["entity"].as_str().map(str::to_owned),
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let modules = v["modules"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, f)| (k.clone(), (text_of(f, "file"), text_of(f, "source"))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Game::assemble(package, package::Sources { scripts, modules })
+    }
+
+    /// Its files as the log keeps them: game.json (parsed), and every
+    /// script and module with its text, as JSON.
+    pub fn stored(&self) -> String {
+        let scripts: Vec<Value> = self
+            .sources
+            .scripts
+            .iter()
+            .map(|s| {
+                let bindings: Vec<Value> = s
+                    .bindings
+                    .iter()
+                    .map(|b| json!({"id": b.id, "entity": b.entity}))
+                    .collect();
+                json!({"id": s.id, "file": s.file, "source": s.source, "bindings": bindings})
+            })
+            .collect();
+        let modules: serde_json::Map<String, Value> = self
+            .sources
+            .modules
+            .iter()
+            .map(|(k, (file, source))| (k.clone(), json!({"file": file, "source": source})))
+            .collect();
+        json!({"manifest": self.package.manifest.display().to_string(),
+               "json": self.package.json, "scripts": scripts, "modules": modules})
+        .to_string()
+    }
+
+    fn assemble(package: Package, sources: package::Sources) -> Result<Game, String> {
         let room = package::build_room_from(&package, &sources, 0, (None, None))
             .map_err(|e| e.to_string())?;
         let manifest = digipology_room::matches::manifest(&package, &room);
@@ -51,41 +127,21 @@ impl Game {
             .and_then(Value::as_str)
             .ok_or_else(|| format!("{}: game.json has no id", package.manifest.display()))?
             .to_owned();
-        let sources_digest = digest_sources(&sources);
-        Ok(Game {
+        let mut game = Game {
             id,
             package,
             sources,
-            sources_digest,
+            version: String::new(),
             manifest,
-        })
+        };
+        game.version = blake3::hash(game.stored().as_bytes()).to_hex().to_string();
+        Ok(game)
     }
 
     /// The game's seats, in order.
     pub fn seats(&self) -> Vec<String> {
         self.package.seats()
     }
-}
-
-/// blake3 over every script's id, file and text and every module's name,
-/// file and text, each length-prefixed (hex).
-fn digest_sources(sources: &package::Sources) -> String {
-    let mut h = blake3::Hasher::new();
-    let mut put = |s: &str| {
-        h.update(&(s.len() as u64).to_le_bytes());
-        h.update(s.as_bytes());
-    };
-    for s in &sources.scripts {
-        put(&s.id);
-        put(&s.file);
-        put(&s.source);
-    }
-    for (name, (file, text)) in &sources.modules {
-        put(name);
-        put(file);
-        put(text);
-    }
-    h.finalize().to_hex().to_string()
 }
 
 /// Builds a match's room from its header: the game's room with the
@@ -240,6 +296,8 @@ const ROOM_QUEUE: usize = 1024;
 pub struct Hub {
     /// Its options.
     pub options: Options,
+    /// The versions of games' files this process put in the log.
+    kept_versions: Mutex<std::collections::HashSet<String>>,
     /// Its games by id (replaced when `--watch` reloads one).
     games: RwLock<BTreeMap<String, Arc<Game>>>,
     /// The durable log.
@@ -351,11 +409,27 @@ impl Hub {
                     .collect(),
             ),
             log,
+            kept_versions: Mutex::new(std::collections::HashSet::new()),
             lobby: Mutex::new(Lobby::default()),
             workers,
             next_worker: AtomicUsize::new(0),
             me: me.clone(),
         }))
+    }
+
+    /// Puts a match that has not run yet, durably, with the version of its
+    /// game's files it will run in its header and those files in the log
+    /// (once per version), so its recovery builds that version again.
+    fn put_row(&self, m: &mut Match) -> Receipts {
+        m.header["version"] = json!(m.game.version);
+        let mut durable = Vec::new();
+        if let Ok(mut kept) = self.kept_versions.lock() {
+            if kept.insert(m.game.version.clone()) {
+                durable.push(self.log.put_game(m.game.version.clone(), m.game.stored()));
+            }
+        }
+        durable.push(self.log.put_match(m.row()));
+        durable
     }
 
     fn spawn(&self, m: &mut Match, begin: Begin) -> Result<Handle, Refusal> {
@@ -631,8 +705,7 @@ impl Hub {
             }
         }
         let mut header = json!({"game": game.package.dir.display().to_string(), "gameId": game.id,
-                                "seed": create.seed.unwrap_or_else(random_seed),
-                                "sources": game.sources_digest});
+                                "seed": create.seed.unwrap_or_else(random_seed)});
         if let Some(over) = create.config {
             // Overrides on the game's own config (a JSON merge patch:
             // objects merge, `null` removes a key), so a designer changes
@@ -672,7 +745,8 @@ impl Hub {
             created_ms: now_ms(),
             handle: None,
         };
-        let durable = vec![self.log.put_match(m.row())];
+        let mut m = m;
+        let durable = self.put_row(&mut m);
         lobby.matches.insert(id.clone(), m);
         Ok((id, durable))
     }
@@ -792,7 +866,7 @@ impl Hub {
             token,
             durable: Vec::new(),
         };
-        let mut durable = vec![self.log.put_match(m.row())];
+        let mut durable = self.put_row(m);
         durable.push(
             self.log
                 .put_token(d.clone(), m.id.clone(), joined.seat.clone()),
@@ -813,7 +887,7 @@ impl Hub {
             return Ok(Vec::new());
         }
         m.status = "running";
-        let durable = vec![self.log.put_match(m.row())];
+        let durable = self.put_row(m);
         let players = m
             .seats
             .iter()
@@ -1055,8 +1129,9 @@ impl Hub {
         let rows = self.log.matches()?;
         let tokens = self.log.tokens()?;
         let mut lobby = locked(&self.lobby);
+        let mut versions = HashMap::new();
         for row in rows {
-            if let Some(m) = self.match_from_row(row)? {
+            if let Some(m) = self.match_from_row(row, &mut versions)? {
                 lobby.made += 1;
                 lobby.matches.insert(m.id.clone(), m);
             }
@@ -1085,15 +1160,59 @@ impl Hub {
         Ok(running.len())
     }
 
+    /// The version `v` of a game's files as the log kept it (built once per
+    /// recovery), or `None` when the log does not hold it or it no longer
+    /// builds (the match then runs the files of now, and says so if they
+    /// do not replay it).
+    fn kept_version(
+        &self,
+        v: &str,
+        versions: &mut HashMap<String, Arc<Game>>,
+    ) -> Option<Arc<Game>> {
+        if let Some(g) = versions.get(v) {
+            return Some(g.clone());
+        }
+        let built = self
+            .log
+            .game_files(v)
+            .ok()
+            .flatten()
+            .map(|t| Game::from_stored(&t));
+        match built {
+            Some(Ok(g)) => {
+                let g = Arc::new(g);
+                versions.insert(v.to_owned(), g.clone());
+                Some(g)
+            }
+            Some(Err(e)) => {
+                tracing::warn!(version = %v, "a kept version of a game does not build: {e}");
+                None
+            }
+            None => None,
+        }
+    }
+
     /// A match as its row holds it (`None`: a game this server does not
     /// serve now).
-    fn match_from_row(&self, row: MatchRow) -> Result<Option<Match>, String> {
+    fn match_from_row(
+        &self,
+        row: MatchRow,
+        versions: &mut HashMap<String, Arc<Game>>,
+    ) -> Result<Option<Match>, String> {
         let Ok(game) = self.game(&row.game_id) else {
             tracing::warn!(room = %row.id, "match of game {:?}, which this server does not serve: left alone", row.game_id);
             return Ok(None);
         };
         let mut header: Value = serde_json::from_str(&row.header)
             .map_err(|e| format!("match {}: its header: {e}", row.id))?;
+        // A match that began runs the files it began with; one still
+        // waiting for players will begin with the files of now.
+        let game = match header.get("version").and_then(Value::as_str) {
+            Some(v) if v != game.version && row.status != "open" => {
+                self.kept_version(v, versions).unwrap_or(game)
+            }
+            _ => game,
+        };
         let designer = header
             .get("designer")
             .and_then(Value::as_bool)

@@ -338,12 +338,12 @@ impl Live {
     fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
         let changed = self
             .header
-            .get("sources")
+            .get("version")
             .and_then(Value::as_str)
-            .is_some_and(|d| d != self.game.sources_digest);
+            .is_some_and(|d| d != self.game.version);
         let hint = move |e: String| {
             if changed {
-                format!("{e} (the game's scripts are not those this match began with: they changed since)")
+                format!("{e} (the game's files are not those this match began with, and the log does not hold those)")
             } else {
                 e
             }

@@ -90,6 +90,11 @@ pub trait RoomLog: Send + Sync {
     /// These matches' histories: each one's record lines in order and its
     /// answered attempts (one pass over the log for all of them).
     fn histories(&self, match_ids: &[String]) -> StoreResult<HashMap<String, History>>;
+    /// Keeps a version of a game's files (its game.json and scripts, as
+    /// JSON) under its digest, durably; a version kept already stays.
+    fn put_game(&self, version: String, files: String) -> oneshot::Receiver<StoreResult<()>>;
+    /// A version of a game's files kept by [`RoomLog::put_game`].
+    fn game_files(&self, version: &str) -> StoreResult<Option<String>>;
 }
 
 /// What the log holds of one match.
@@ -105,6 +110,7 @@ enum Job {
     Append(Entry, oneshot::Sender<StoreResult<()>>),
     Match(MatchRow, oneshot::Sender<StoreResult<()>>),
     Token(String, String, String, oneshot::Sender<StoreResult<()>>),
+    Game(String, String, oneshot::Sender<StoreResult<()>>),
 }
 
 /// The embedded log: a SQLite database file under the data folder.
@@ -120,6 +126,8 @@ CREATE TABLE IF NOT EXISTS matches(
     created_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens(
     digest TEXT PRIMARY KEY, match_id TEXT NOT NULL, seat TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games(
+    version TEXT PRIMARY KEY, files TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log(
     match_id TEXT NOT NULL, first INTEGER NOT NULL, lines TEXT NOT NULL,
     seat TEXT, client_id TEXT, action_digest TEXT, answer TEXT);
@@ -193,7 +201,10 @@ fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>) {
             .record(f64::from(u32::try_from(group.len()).unwrap_or(u32::MAX)));
         for job in group {
             let done = match job {
-                Job::Append(_, d) | Job::Match(_, d) | Job::Token(_, _, _, d) => d,
+                Job::Append(_, d)
+                | Job::Match(_, d)
+                | Job::Token(_, _, _, d)
+                | Job::Game(_, _, d) => d,
             };
             let _ = done.send(outcome.clone());
         }
@@ -217,6 +228,11 @@ fn commit(c: &mut Connection, group: &[Job]) -> StoreResult<()> {
                     ])
                 })
                 .map_err(fail)?;
+            }
+            Job::Game(v, files, _) => {
+                tx.prepare_cached("INSERT OR IGNORE INTO games(version, files) VALUES (?1, ?2)")
+                    .and_then(|mut st| st.execute(params![v, files]))
+                    .map_err(fail)?;
             }
             Job::Token(d, m, s, _) => {
                 tx.prepare_cached(
@@ -297,6 +313,23 @@ impl RoomLog for SqliteLog {
                 })
             })?;
             rows.collect()
+        })
+    }
+
+    fn put_game(&self, version: String, files: String) -> oneshot::Receiver<StoreResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Job::Game(version, files, tx));
+        rx
+    }
+
+    fn game_files(&self, version: &str) -> StoreResult<Option<String>> {
+        self.read(|c| {
+            let mut s = c.prepare_cached("SELECT files FROM games WHERE version = ?1")?;
+            let mut rows = s.query(params![version])?;
+            match rows.next()? {
+                Some(r) => Ok(Some(r.get(0)?)),
+                None => Ok(None),
+            }
         })
     }
 
