@@ -333,14 +333,10 @@ fn run_briefly(args: &[&str]) -> std::process::Output {
     );
 }
 
-/// docs/server.md, Recovery: the log keeps every version of a game's files
-/// a match began with. A match whose game was edited while the server was
-/// down recovers with its own version and plays on by its rules; a match
-/// made after the restart plays by the edited ones.
-#[test]
-fn a_match_recovers_with_the_files_it_began_with() {
-    let data = scratch("server-fault-edited");
-    let game = data.join("bump");
+/// A two-seat game without clocks whose button adds `step` to a counter;
+/// both seats always act.
+fn bump_game(dir: &std::path::Path, step: u32) -> std::path::PathBuf {
+    let game = dir.join("bump");
     std::fs::create_dir_all(game.join("scripts")).expect("dirs");
     let manifest = json!({
         "id": "bump", "name": "Bump", "version": "1.0.0", "kernelVersion": 1,
@@ -351,11 +347,23 @@ fn a_match_recovers_with_the_files_it_began_with() {
         "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
     });
     std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
-    let script = |step: u32| {
-        format!("function on_button_pressed(e) game.entity(\"n\"):add({step}) end\nfunction participation(seat) return \"acting\" end\n")
-    };
+    std::fs::write(game.join("scripts/main.lua"), bump_script(step)).expect("main.lua");
+    game
+}
+
+fn bump_script(step: u32) -> String {
+    format!("function on_button_pressed(e) game.entity(\"n\"):add({step}) end\nfunction participation(seat) return \"acting\" end\n")
+}
+
+/// docs/server.md, Recovery: the log keeps every version of a game's files
+/// a match began with. A match whose game was edited while the server was
+/// down recovers with its own version and plays on by its rules; a match
+/// made after the restart plays by the edited ones.
+#[test]
+fn a_match_recovers_with_the_files_it_began_with() {
+    let data = scratch("server-fault-edited");
+    let game = bump_game(&data, 1);
     let main = game.join("scripts/main.lua");
-    std::fs::write(&main, script(1)).expect("main.lua");
     let dir = data.join("d");
     let games = [game.clone()];
     let mut server = Server::start(&games, &dir, &[]);
@@ -364,7 +372,7 @@ fn a_match_recovers_with_the_files_it_began_with() {
     let press = json!({"type": "button.press", "payload": {"entityId": "go"}});
     assert_eq!(ann.act(&press)["accepted"], true);
     server.kill();
-    std::fs::write(&main, script(10)).expect("the edit");
+    std::fs::write(&main, bump_script(10)).expect("the edit");
     let server = Server::start(&games, &dir, &[]);
     ann.addr = server.addr.clone();
     assert_eq!(ann.act(&press)["accepted"], true, "{}", server.stderr());
@@ -386,11 +394,10 @@ fn a_match_recovers_with_the_files_it_began_with() {
 fn a_match_nobody_plays_is_abandoned() {
     let data = scratch("server-fault-abandoned");
     let dir = data.join("d");
-    let rps = common::root().join("examples/rock-paper-scissors");
-    let games = [rps];
+    let games = [bump_game(&data, 1)];
     let mut server = Server::start(&games, &dir, &["--abandon-after-ms", "300"]);
-    let mut ann = Client::enqueue(&server.addr, "rock-paper-scissors", "ann");
-    let _bob = Client::enqueue(&server.addr, "rock-paper-scissors", "bob");
+    let mut ann = Client::enqueue(&server.addr, "bump", "ann");
+    let _bob = Client::enqueue(&server.addr, "bump", "bob");
     let mut last = Value::Null;
     for _ in 0..200 {
         last = ann.observe(None);
@@ -406,4 +413,34 @@ fn a_match_nobody_plays_is_abandoned() {
     let server = Server::start(&games, &dir, &[]);
     ann.addr = server.addr.clone();
     assert_eq!(ann.observe(None)["result"]["status"], "match_aborted");
+}
+
+/// `--abandon-after-ms` leaves a match with a clock running alone: the
+/// clock, not the abandonment, ends it (here a player's total time runs
+/// out long after the abandonment window).
+#[test]
+fn a_match_with_a_clock_running_is_not_abandoned() {
+    let data = scratch("server-fault-clocked");
+    let nim = common::root().join("examples/nim-clock");
+    let server = Server::start(&[nim], &data.join("d"), &["--abandon-after-ms", "100"]);
+    let made = serving::request(
+        &server.addr,
+        "POST",
+        "/games/nim-clock/matches",
+        None,
+        Some(br#"{"match": {"timing": {"playerTotalMs": 800, "decisionLimitMs": null}}}"#),
+    )
+    .json();
+    let id = made["matchId"].as_str().expect("id");
+    let mut first = Client::join(&server.addr, id, "first");
+    let _second = Client::join(&server.addr, id, "second");
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = first.observe(None);
+        if last["result"]["status"] == "match_over" || last["result"]["status"] == "match_aborted" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(last["result"]["status"], "match_over", "{last}");
 }

@@ -32,6 +32,8 @@ pub struct Game {
     /// match's header, with the files themselves in the log, so a match
     /// recovers with the version it began with whatever the folder holds.
     pub version: String,
+    /// [`Game::stored`], made once.
+    files: Arc<str>,
     /// Its public manifest (`digipology manifest`).
     pub manifest: Value,
 }
@@ -90,9 +92,14 @@ impl Game {
         Game::assemble(package, package::Sources { scripts, modules })
     }
 
-    /// Its files as the log keeps them: game.json (parsed), and every
-    /// script and module with its text, as JSON.
-    pub fn stored(&self) -> String {
+    /// Its files as the log keeps them ([`Game::files_json`], made once).
+    pub fn stored(&self) -> Arc<str> {
+        self.files.clone()
+    }
+
+    /// Its files as JSON: game.json (parsed), and every script and module
+    /// with its text.
+    fn files_json(&self) -> String {
         let scripts: Vec<Value> = self
             .sources
             .scripts
@@ -132,9 +139,11 @@ impl Game {
             package,
             sources,
             version: String::new(),
+            files: Arc::from(""),
             manifest,
         };
-        game.version = blake3::hash(game.stored().as_bytes()).to_hex().to_string();
+        game.files = Arc::from(game.files_json());
+        game.version = blake3::hash(game.files.as_bytes()).to_hex().to_string();
         Ok(game)
     }
 
@@ -425,7 +434,10 @@ impl Hub {
         let mut durable = Vec::new();
         if let Ok(mut kept) = self.kept_versions.lock() {
             if kept.insert(m.game.version.clone()) {
-                durable.push(self.log.put_game(m.game.version.clone(), m.game.stored()));
+                durable.push(
+                    self.log
+                        .put_game(m.game.version.clone(), m.game.stored().to_string()),
+                );
             }
         }
         durable.push(self.log.put_match(m.row()));

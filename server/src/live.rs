@@ -136,6 +136,9 @@ struct Live {
     idle_since: Instant,
     /// When the match last logged an input (or the room started).
     last_input: Instant,
+    /// Its abandonment was refused (the game's handler failed): not tried
+    /// again.
+    abandon_refused: bool,
 }
 
 /// Runs a room until its channel closes or its log fails.
@@ -300,6 +303,7 @@ impl Live {
             finished: false,
             idle_since: Instant::now(),
             last_input: Instant::now(),
+            abandon_refused: false,
         };
         live.room.keep_events();
         match spec.begin {
@@ -336,14 +340,13 @@ impl Live {
     /// Replays the log: every line's input again, its state hash checked
     /// against the log's, its events published as they were.
     fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
-        let changed = self
-            .header
-            .get("version")
-            .and_then(Value::as_str)
-            .is_some_and(|d| d != self.game.version);
+        // Not the version it began with: the log did not hold that one (or
+        // predates kept versions), so the files of now were used.
+        let changed =
+            self.header.get("version").and_then(Value::as_str) != Some(&*self.game.version);
         let hint = move |e: String| {
             if changed {
-                format!("{e} (the game's files are not those this match began with, and the log does not hold those)")
+                format!("{e} (the log does not hold the game's files this match began with: it ran the files of now, which may have changed since)")
             } else {
                 e
             }
@@ -402,8 +405,13 @@ impl Live {
     /// When the match is abandoned if nothing enters it before.
     fn abandon_at(&self) -> Option<Instant> {
         let after = self.hub.options.abandon_after_ms;
-        // Only a match contract can abort (a game without one never ends).
-        let can = after > 0 && self.room.match_layer().is_some();
+        // Only a match contract can abort (a game without one never ends),
+        // and a match with a timer or clock pending is not abandoned: what
+        // is due will end it or move it.
+        let can = after > 0
+            && !self.abandon_refused
+            && self.room.match_layer().is_some()
+            && self.room.next_due().is_none();
         can.then(|| self.last_input + std::time::Duration::from_millis(after))
     }
 
@@ -693,9 +701,16 @@ impl Live {
         let reason = format!("abandoned: nothing happened for {span}");
         let mut a = system("match.abort", json!({ "reason": reason }));
         a["at"] = json!(self.now());
-        self.room
-            .submit_json(a, &mut std::io::sink())
+        let seq = self
+            .room
+            .submit_json_seq(a, &mut std::io::sink())
             .map_err(|e| e.to_string())?;
+        if !self.room.is_over() {
+            // The game's on_match_aborted failed (its script.error is in
+            // the log): the match goes on, and is not abandoned again.
+            tracing::warn!(room = %self.id, seq, "abandoning the match was refused by the game");
+            self.abandon_refused = true;
+        }
         self.commit(None).await
     }
 
