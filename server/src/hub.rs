@@ -1191,6 +1191,10 @@ impl Hub {
             .flatten()
             .map(|t| Game::from_stored(&t));
         match built {
+            Some(Ok(g)) if g.version != v => {
+                tracing::warn!(version = %v, "a kept version of a game does not match its digest: not used");
+                None
+            }
             Some(Ok(g)) => {
                 let g = Arc::new(g);
                 versions.insert(v.to_owned(), g.clone());
