@@ -246,6 +246,7 @@ impl Plan<'_> {
             // Nobody acts: time passes to what is due next.
             let Some(due) = room.next_due() else {
                 out.status = "stalled".into();
+                why_stalled(room, &mut out);
                 break;
             };
             let wait = due.saturating_sub(room.clock()).max(0);
@@ -393,6 +394,30 @@ fn tally(room: &mut Room, out: &mut Outcome) {
             }
             _ => {}
         }
+    }
+}
+
+/// Names, as a fault, each acting seat whose candidate actions were all
+/// refused when its match stalled, with the reasons (a handler failing on
+/// every legal move reads `script_error at main:12 ×5`).
+fn why_stalled(room: &mut Room, out: &mut Outcome) {
+    let acting: Vec<String> = room.match_layer().map(|m| m.acting()).unwrap_or_default();
+    for seat in acting {
+        let refused = room.refusals_of(&seat);
+        if refused.is_empty() {
+            continue;
+        }
+        let reasons: Vec<String> = refused
+            .iter()
+            .map(|(why, n)| format!("{why} ×{n}"))
+            .collect();
+        let line = format!(
+            "stalled: every candidate action of seat {seat} was refused ({})",
+            reasons.join(", ")
+        );
+        count_in(&mut out.faults, cut(&line, TEXT_MAX), || {
+            OTHER_FAULTS.to_owned()
+        });
     }
 }
 

@@ -711,6 +711,21 @@ fn careless_games_are_reported_for_what_they_are() {
     );
     assert!(listed.keys().all(|k| k.chars().count() <= 64));
     assert!(listed.contains_key("(other action types)"), "{listed:?}");
+    // A handler failing on every legal move: the stall names why.
+    let refused = variant("simulate-careless-refused", "tic-tac-toe", |t| {
+        t.to_owned() + "\nfunction on_entity_grabbed(e) error(\"no grabbing\") end\n"
+    });
+    let r = printed_report(&[refused.to_str().expect("path"), "--matches", "2"]);
+    assert_eq!(r["statuses"]["stalled"], 2, "{}", r["statuses"]);
+    assert!(
+        r["gameFaults"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|f| f["message"].as_str().is_some_and(|m| m
+                .starts_with("stalled: every candidate action of seat x")
+                && m.contains("script_error at main:")))),
+        "{}",
+        r["gameFaults"]
+    );
     // An answer is bounded on the host too, not only in the VM.
     let huge = variant("simulate-careless-huge", "tic-tac-toe", |t| {
         t.to_owned()

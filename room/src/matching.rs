@@ -3,6 +3,7 @@
 //! events, safe defaults, the result `is_terminal()` announces), and
 //! observations.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use digipology_kernel::{Action, Outcome, RejectCode, Rejection, Viewer};
@@ -743,6 +744,37 @@ impl Room {
 
     /// Whether the seat's player may send this action now: the phase's
     /// tools allow it and a dry run would commit it.
+    /// Why each of a seat's candidate actions (docs/match.md) would be
+    /// refused now, counted by reason: a rejection's code, a script error
+    /// as `script_error at FILE:LINE`, a tool its phase does not offer as
+    /// `not in this phase`. Empty when one would commit, the game lists its
+    /// own legal actions, or the seat has none — what a match that stalled
+    /// with the seat still acting can say for it.
+    pub fn refusals_of(&mut self, seat: &str) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        if self.is_over() || self.listed_actions(seat).is_some() {
+            return out;
+        }
+        let Some((player, list)) = self.candidates_of(seat) else {
+            return out;
+        };
+        for c in &list {
+            let why = if self.phase_tool(c.action_type()) {
+                let action = c.action(&player);
+                let (kernel, host) = self.parts();
+                let done = kernel.dry_run(&action, host);
+                if done.accepted() {
+                    return BTreeMap::new();
+                }
+                refusal(&done)
+            } else {
+                "not in this phase".to_owned()
+            };
+            *out.entry(why).or_default() += 1;
+        }
+        out
+    }
+
     fn accepts(&mut self, player: &digipology_kernel::Id, candidate: &Candidate) -> bool {
         if !self.phase_tool(candidate.action_type()) {
             return false;
@@ -880,4 +912,19 @@ fn as_player(player: &digipology_kernel::Id, candidate: &Candidate) -> Value {
 fn from_player(player: &digipology_kernel::Id, mut action: Value) -> Value {
     action["source"] = json!({"kind": "player", "playerId": player.to_string()});
     action
+}
+/// A refused dry run's reason: `script_error at FILE:LINE` for a script's
+/// failure, else the rejection's code.
+fn refusal(done: &Outcome) -> String {
+    let failed = done.events.iter().find_map(|e| match &e.kind {
+        digipology_kernel::EventKind::ScriptError { failure, .. } => Some(match failure.line {
+            Some(l) => format!("script_error at {}:{l}", failure.script_id),
+            None => format!("script_error in {}", failure.script_id),
+        }),
+        _ => None,
+    });
+    failed.unwrap_or_else(|| {
+        done.rejection()
+            .map_or_else(|| "refused".to_owned(), |r| r.code.as_str().to_owned())
+    })
 }
