@@ -524,18 +524,10 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
 /// whose turn it is presses `pass` (its guard refuses the other seat), and
 /// six passes end it.
 fn turns_game(dir: &std::path::Path) -> std::path::PathBuf {
-    let game = dir.join("turns");
-    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
-    let manifest = json!({
-        "id": "turns", "name": "Turns", "version": "1.0.0", "kernelVersion": 1,
-        "seats": ["a", "b"],
-        "entities": [{"id": "pass", "components": {"button": {}}}],
-        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
-        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
-    });
-    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
-    std::fs::write(
-        game.join("scripts/main.lua"),
+    serving::two_seat_game(
+        dir,
+        "turns",
+        vec![json!({"id": "pass", "components": {"button": {}}})],
         r#"
 local function turn() return storage.turn or "a" end
 function can_press(player, button)
@@ -553,8 +545,6 @@ function is_terminal() return (storage.passes or 0) >= 6 end
 function score() return { a = 1, b = 0 } end
 "#,
     )
-    .expect("main.lua");
-    game
 }
 
 /// docs/server.md, Join: a bot in a game with neither a `bot` nor a
@@ -591,21 +581,14 @@ fn a_bot_with_no_bot_or_safe_default_plays_a_legal_action() {
 #[test]
 fn a_random_bot_is_bounded_and_differs_by_seed() {
     let data = scratch("server-restless-bot");
-    let game = data.join("restless");
-    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
     let mut entities: Vec<Value> = (1..=4)
         .map(|k| json!({"id": format!("k{k}"), "components": {"button": {}}}))
         .collect();
     entities.push(json!({"id": "log", "components": {"text": {"value": ""}}}));
-    let manifest = json!({
-        "id": "restless", "name": "Restless", "version": "1.0.0", "kernelVersion": 1,
-        "seats": ["a", "b"], "entities": entities,
-        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
-        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
-    });
-    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
-    std::fs::write(
-        game.join("scripts/main.lua"),
+    let game = serving::two_seat_game(
+        &data,
+        "restless",
+        entities,
         r#"
 function on_button_pressed(event)
   local log = game.entity("log")
@@ -613,8 +596,7 @@ function on_button_pressed(event)
 end
 function participation(seat) return "acting" end
 "#,
-    )
-    .expect("main.lua");
+    );
     let server = Server::start(std::slice::from_ref(&game), &data.join("d"), &[]);
     let pressed = |seed: u64| {
         let id = designer_match_of(

@@ -336,19 +336,11 @@ fn run_briefly(args: &[&str]) -> std::process::Output {
 /// A two-seat game without clocks whose button adds `step` to a counter;
 /// both seats always act.
 fn bump_game(dir: &std::path::Path, step: u32) -> std::path::PathBuf {
-    let game = dir.join("bump");
-    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
-    let manifest = json!({
-        "id": "bump", "name": "Bump", "version": "1.0.0", "kernelVersion": 1,
-        "seats": ["a", "b"],
-        "entities": [{"id": "n", "components": {"counter": {"value": 0}}},
-                     {"id": "go", "components": {"button": {}}}],
-        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
-        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
-    });
-    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
-    std::fs::write(game.join("scripts/main.lua"), bump_script(step)).expect("main.lua");
-    game
+    let entities = vec![
+        json!({"id": "n", "components": {"counter": {"value": 0}}}),
+        json!({"id": "go", "components": {"button": {}}}),
+    ];
+    serving::two_seat_game(dir, "bump", entities, &bump_script(step))
 }
 
 fn bump_script(step: u32) -> String {

@@ -386,3 +386,19 @@ impl SseMessage {
             .collect()
     }
 }
+
+/// Writes a two-seat game (`a`, `b`) with no clocks under `dir/id`: its
+/// `entities`, and `script` as its one global script; answers its folder.
+pub fn two_seat_game(dir: &Path, id: &str, entities: Vec<Value>, script: &str) -> PathBuf {
+    let game = dir.join(id);
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let manifest = json!({
+        "id": id, "name": id, "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["a", "b"], "entities": entities,
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null}}
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    std::fs::write(game.join("scripts/main.lua"), script).expect("main.lua");
+    game
+}
