@@ -563,7 +563,7 @@ fn unavailable() -> ApiError {
     ApiError::new(
         503,
         "room_unavailable",
-        "this room stopped; it is recovered from its log when the server starts again",
+        "this room stopped (the server's log says why); the next start tries again",
     )
 }
 

@@ -965,7 +965,8 @@ impl Hub {
             return Err((
                 503,
                 "room_unavailable",
-                "this room stopped (the server's log says why); the next start recovers it if the game's files still replay its log".to_owned(),
+                "this room stopped (the server's log says why); the next start tries again"
+                    .to_owned(),
             ));
         }
         if m.status == "open" {
