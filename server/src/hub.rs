@@ -92,7 +92,7 @@ impl Game {
         Game::assemble(package, package::Sources { scripts, modules })
     }
 
-    /// Its files as the log keeps them ([`Game::files_json`], made once).
+    /// Its files as the log keeps them (JSON, made once at load).
     pub fn stored(&self) -> Arc<str> {
         self.files.clone()
     }
