@@ -407,6 +407,29 @@ fn a_match_nobody_plays_is_abandoned() {
     assert_eq!(ann.observe(None)["result"]["status"], "match_aborted");
 }
 
+/// `--abandon-after-ms` against a game whose `on_match_aborted` fails:
+/// the abort is refused (the server's log says so) and the match goes on.
+#[test]
+fn an_abandonment_the_game_refuses_leaves_the_match_running() {
+    let data = scratch("server-fault-refused-abort");
+    let script = bump_script(1) + "function on_match_aborted(e) error(\"refuse\") end\n";
+    let entities = vec![json!({"id": "go", "components": {"button": {}}})];
+    let game = serving::two_seat_game(&data, "stubborn", entities, &script);
+    let server = Server::start(&[game], &data.join("d"), &["--abandon-after-ms", "100"]);
+    let mut ann = Client::enqueue(&server.addr, "stubborn", "ann");
+    let _bob = Client::enqueue(&server.addr, "stubborn", "bob");
+    let mut seen = false;
+    for _ in 0..200 {
+        if server.stderr().contains("abandoning the match was refused") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(seen, "{}", server.stderr());
+    assert_eq!(ann.observe(None)["result"]["status"], "acting");
+}
+
 /// `--abandon-after-ms` leaves a match with a clock running alone: the
 /// clock, not the abandonment, ends it (here a player's total time runs
 /// out long after the abandonment window).

@@ -596,8 +596,8 @@ impl Live {
 
     /// The answer to the attempt that took sequence `seq`: accepted or
     /// rejected (its code and message as the seat sees them, a guard's
-    /// reason whole), with the events of that sequence the seat sees (a
-    /// sensing call's answer among them).
+    /// reason up to [`REASON_MAX`] characters), with the events of that
+    /// sequence the seat sees (a sensing call's answer among them).
     fn verdict(&self, seat: &str, seq: u64) -> String {
         let viewer = Viewer::Seat(seat.into());
         let state = self.room.kernel().state();
