@@ -459,3 +459,44 @@ fn a_match_with_a_clock_running_is_not_abandoned() {
     }
     assert_eq!(last["result"]["status"], "match_over", "{last}");
 }
+
+/// docs/server.md, Known limits: a read of one match's history searches
+/// the log by rowid within the match's span (written at its first and
+/// last append), not the whole table; a match the log has no span for
+/// (an older log) is still read whole.
+#[test]
+fn one_match_is_read_from_its_span_of_the_log() {
+    use digipology_server::store::{one_match_plan, Entry, RoomLog, SqliteLog};
+    let data = scratch("server-fault-span");
+    std::fs::create_dir_all(&data).expect("dir");
+    let log = SqliteLog::open(&data.join("rooms.sqlite3")).expect("log");
+    let put = |m: &str, first: u64, lines: &str, finished: Option<&str>| {
+        let entry = Entry {
+            match_id: m.into(),
+            first,
+            lines: lines.into(),
+            ack: None,
+            finished: finished.map(str::to_owned),
+        };
+        log.append(entry)
+            .blocking_recv()
+            .expect("answer")
+            .expect("durable");
+    };
+    put("old", 5, "o5", None);
+    put("m1", 0, "a0\na1", None);
+    put("m2", 0, "b0", None);
+    put("m1", 2, "a2", Some("{\"status\":\"match_over\"}"));
+    put("m2", 1, "b1", None);
+    put("old", 6, "o6", None);
+    let lines = |m: &str| {
+        let mut h = log.histories(&[m.to_owned()]).expect("read");
+        h.remove(m).expect("history").lines
+    };
+    assert_eq!(lines("m1"), ["a0", "a1", "a2"]);
+    assert_eq!(lines("m2"), ["b0", "b1"]);
+    assert_eq!(lines("old"), ["o5", "o6"]);
+    let plan = one_match_plan(&log).expect("plan");
+    assert!(plan.contains("INTEGER PRIMARY KEY"), "{plan}");
+    assert!(!plan.starts_with("SCAN log"), "{plan}");
+}

@@ -126,12 +126,44 @@ CREATE TABLE IF NOT EXISTS matches(
     created_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens(
     digest TEXT PRIMARY KEY, match_id TEXT NOT NULL, seat TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS spans(
+    match_id TEXT PRIMARY KEY, first_row INTEGER NOT NULL, last_row INTEGER);
 CREATE TABLE IF NOT EXISTS games(
     version TEXT PRIMARY KEY, files TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS log(
     match_id TEXT NOT NULL, first INTEGER NOT NULL, lines TEXT NOT NULL,
     seat TEXT, client_id TEXT, action_digest TEXT, answer TEXT);
 ";
+
+/// One match's rows of the log, between two rowids.
+const ONE_MATCH: &str = "WHERE rowid >= ?2 AND rowid <= ?3 AND match_id = ?1 ORDER BY rowid";
+
+/// The rowids one match's rows lie between: its span, or the whole log for
+/// a match the log has none for (written before spans were kept).
+fn span(c: &Connection, match_id: &str) -> rusqlite::Result<(i64, i64)> {
+    let mut s = c.prepare_cached("SELECT first_row, last_row FROM spans WHERE match_id = ?1")?;
+    let mut rows = s.query([match_id])?;
+    Ok(match rows.next()? {
+        Some(r) => (r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX)),
+        None => (i64::MIN, i64::MAX),
+    })
+}
+
+/// The query plan SQLite makes for reading one match's rows (for tests:
+/// it should search the table by rowid, not scan it).
+///
+/// # Errors
+/// The log cannot be read.
+pub fn one_match_plan(log: &SqliteLog) -> StoreResult<String> {
+    log.read(|c| {
+        let mut s = c.prepare(&format!(
+            "EXPLAIN QUERY PLAN SELECT lines FROM log {ONE_MATCH}"
+        ))?;
+        let rows = s.query_map(params!["m", 1, 2], |r| r.get::<_, String>(3))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .map(|v| v.join("; "))
+    })
+}
 
 /// Most appends committed in one transaction.
 const GROUP_MAX: usize = 4096;
@@ -264,9 +296,19 @@ fn append_in(tx: &rusqlite::Transaction<'_>, e: &Entry) -> rusqlite::Result<()> 
         a.map(|a| &a.action_digest),
         a.map(|a| &a.answer),
     ])?;
+    // Where the match's rows begin and, once it is over, end: a read of
+    // one match scans that span, not the whole log (one small row per
+    // match, written at its first and last append only).
+    let row = tx.last_insert_rowid();
+    if e.first == 0 {
+        tx.prepare_cached("INSERT OR IGNORE INTO spans(match_id, first_row) VALUES (?1, ?2)")?
+            .execute(params![e.match_id, row])?;
+    }
     if let Some(result) = &e.finished {
         tx.prepare_cached("UPDATE matches SET status = 'finished', result = ?2 WHERE id = ?1")?
             .execute(params![e.match_id, result])?;
+        tx.prepare_cached("UPDATE spans SET last_row = ?2 WHERE match_id = ?1")?
+            .execute(params![e.match_id, row])?;
     }
     Ok(())
 }
@@ -350,18 +392,19 @@ impl RoomLog for SqliteLog {
             return Ok(out);
         }
         self.read(|c| {
-            // One match: its rows only (a scan of the table, as the log has
-            // no index per match); several: one pass over every row.
+            // One match: its rows only, within its span when the log has
+            // one for it (else a scan of the table, as the log has no
+            // index per match); several: one pass over every row.
             let cols = "SELECT match_id, lines, seat, client_id, action_digest, answer FROM log";
             let (mut s, arg) = match match_ids {
-                [one] => (
-                    c.prepare(&format!("{cols} WHERE match_id = ?1 ORDER BY rowid"))?,
-                    Some(one),
-                ),
+                [one] => (c.prepare(&format!("{cols} {ONE_MATCH}"))?, Some(one)),
                 _ => (c.prepare(&format!("{cols} ORDER BY rowid"))?, None),
             };
             let mut rows = match arg {
-                Some(id) => s.query([id])?,
+                Some(id) => {
+                    let (first, last) = span(c, id)?;
+                    s.query(params![id, first, last])?
+                }
                 None => s.query([])?,
             };
             while let Some(r) = rows.next()? {
