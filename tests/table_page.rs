@@ -762,6 +762,47 @@ fn the_lobby_takes_a_seat_plays_it_again_and_watches() {
     b.screenshot("02-watching");
 }
 
+/// docs/server.md, Recovery, seen from the table: the server is killed
+/// (`kill -9`) and started again on the same address with the page open;
+/// the page reconnects by itself, shows the match where it was, and plays
+/// on.
+#[test]
+fn the_page_plays_on_after_the_server_restarts() {
+    let (dir, game) = setup("restart");
+    // A port of the test's own, free now, so the server can come back on it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let games = [game];
+    let mut server = Server::start_on(&games, &dir.join("data"), &addr, &[]);
+    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+        return;
+    };
+    let (ann, _) = both_seats(&server);
+    b.open(&seat_url(&server, &ann), LIVE);
+    b.click("#button-bump");
+    b.wait_for(
+        "document.querySelector('#counter-score').textContent === '1'",
+        "the first press",
+    );
+    server.kill();
+    b.wait_for(
+        "document.querySelector('#status').textContent.includes('reconnecting')",
+        "the page to notice the server is gone",
+    );
+    let server = Server::start_on(&games, &dir.join("data"), &addr, &[]);
+    b.wait_for(LIVE, "the page to reconnect");
+    b.click("#button-bump");
+    b.wait_for(
+        "document.querySelector('#counter-score').textContent === '2'",
+        "a press after the restart",
+    );
+    b.screenshot("after-restart");
+    drop(server);
+}
+
 /// Tic-tac-toe against the server's bot in the browser: the bot is the
 /// game's own `bot(seat, roll)` (docs/server.md), so a drag of x onto
 /// the centre gets an o on the board in answer.

@@ -25,6 +25,12 @@ impl Server {
     /// Starts `digipology serve GAMES… --addr 127.0.0.1:0 --data DATA
     /// EXTRA…` and waits for the line naming its address.
     pub fn start(games: &[PathBuf], data: &Path, extra: &[&str]) -> Server {
+        Server::start_on(games, data, "127.0.0.1:0", extra)
+    }
+
+    /// [`Server::start`] listening on `addr` (a port of its own, to be
+    /// started again on the same one).
+    pub fn start_on(games: &[PathBuf], data: &Path, addr: &str, extra: &[&str]) -> Server {
         let log = data.with_extension(format!("{}.log", std::process::id()));
         let mut cmd = crate::common::bin();
         cmd.arg("serve");
@@ -32,7 +38,7 @@ impl Server {
             cmd.arg(g);
         }
         cmd.current_dir(crate::common::root())
-            .args(["--addr", "127.0.0.1:0", "--data"])
+            .args(["--addr", addr, "--data"])
             .arg(data)
             .args(extra)
             .stdout(Stdio::piped())
