@@ -803,6 +803,46 @@ fn the_page_plays_on_after_the_server_restarts() {
     drop(server);
 }
 
+/// docs/table.md: double-clicking a card on the table flips it, and a
+/// deck selected with a click offers Shuffle, which shuffles it.
+#[test]
+fn a_double_click_flips_a_card_and_a_selected_deck_shuffles() {
+    let (dir, game) = setup("dblclick-deck");
+    let basics = common::root().join("examples/basics");
+    let server = Server::start(&[game, basics], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 1200, 900) else {
+        return;
+    };
+    let (ann, _) = both_seats(&server);
+    b.open(&seat_url(&server, &ann), LIVE);
+    let (x, y) = b.centre("#table [data-id='card']");
+    b.double_click(x, y);
+    b.wait_for(
+        "[...document.querySelectorAll('#log li')].some((li) => li.dataset.type === 'entity.flipped')",
+        "the card flipped by a double click",
+    );
+    let m = post(&server, "/games/basics/matches", &json!({}));
+    let id = m["matchId"].as_str().expect("match id");
+    let north = post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "ann", "seat": "north"}),
+    );
+    post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "bob", "seat": "south"}),
+    );
+    b.open(&seat_url(&server, &north), LIVE);
+    b.click("#table [data-id='deck']");
+    click_button(&mut b, "Shuffle");
+    b.wait_for(
+        "[...document.querySelectorAll('#log li')].some((li) => li.dataset.type === 'deck.shuffled')",
+        "the deck shuffled from its selection",
+    );
+    b.screenshot("deck-shuffled");
+}
+
 /// Tic-tac-toe against the server's bot in the browser: the bot is the
 /// game's own `bot(seat, roll)` (docs/server.md), so a drag of x onto
 /// the centre gets an o on the board in answer.

@@ -207,6 +207,20 @@ impl Browser {
         self.mouse("mouseReleased", x, y, 0);
     }
 
+    /// A real double click at (x, y): two presses, the second with a click
+    /// count of two.
+    pub fn double_click(&mut self, x: f64, y: f64) {
+        self.mouse("mouseMoved", x, y, 0);
+        for count in 1..=2 {
+            for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {
+                self.call(
+                    "Input.dispatchMouseEvent",
+                    json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": count, "pointerType": "mouse"}),
+                );
+            }
+        }
+    }
+
     /// Drags with the mouse from the element's centre to (x, y), in steps.
     pub fn drag(&mut self, selector: &str, to: (f64, f64)) {
         let (x0, y0) = self.centre(selector);

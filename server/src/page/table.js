@@ -16,6 +16,8 @@ const CARD = { w: 1.6, h: 2.2 };
 const LOG_MAX = 400;
 /** How far a pointer moves before a press becomes a drag (px). */
 const DRAG_PX = 5;
+/** Two clicks on one piece within this many milliseconds are a double click. */
+const DOUBLE_CLICK_MS = 500;
 /** How long a rolled-back piece stays marked (ms). */
 const FLASH_MS = 1500;
 
@@ -426,10 +428,6 @@ class Table {
           el('section', {}, el('h2', { text: 'Events' }), this.logList))),
       this.promptBox);
     this.svg.addEventListener('pointerdown', (e) => this.pointerDown(e));
-    this.svg.addEventListener('dblclick', (e) => {
-      const g = e.target.closest('[data-id]');
-      if (g) this.actOn(g.dataset.id, 'entity.flip');
-    });
     this.svg.addEventListener('keydown', (e) => this.key(e));
   }
 
@@ -672,7 +670,7 @@ class Table {
     this.press = null;
     if (!pr) return;
     if (!pr.moved) {
-      if (e.type === 'pointerup') this.click(pr.id);
+      if (e.type === 'pointerup') this.pointerClick(pr.id);
       return;
     }
     const at = e.type === 'pointerup' ? this.toWorld(e) : this.dragAt || this.positionOf(this.entity(pr.id));
@@ -707,6 +705,24 @@ class Table {
   }
 
   /** A click: press a button, roll a die, otherwise select the piece. */
+  /** A click with the pointer: a second one on the same piece soon after
+   * the first is a double click, which flips it. (Timed here: the first
+   * click redraws the table, so the browser's own dblclick never comes.) */
+  pointerClick(id) {
+    const now = performance.now();
+    const last = this.lastClick;
+    const flips = this.legal(id).some((a) => a.type === 'entity.flip');
+    if (flips && last && last.id === id && now - last.at < DOUBLE_CLICK_MS) {
+      this.lastClick = null;
+      this.selected = last.selected;
+      this.actOn(id, 'entity.flip');
+      this.render();
+      return;
+    }
+    this.lastClick = { id, at: now, selected: this.selected };
+    this.click(id);
+  }
+
   click(id) {
     const e = this.entity(id);
     if (!e) return;
