@@ -803,10 +803,11 @@ fn the_page_plays_on_after_the_server_restarts() {
     drop(server);
 }
 
-/// docs/table.md: double-clicking a card on the table flips it, and a
-/// deck selected with a click offers Shuffle, which shuffles it.
+/// docs/table.md: a finger drags a card onto a slot, double-clicking a
+/// card on the table flips it, and a deck selected with a click offers
+/// Shuffle, which shuffles it.
 #[test]
-fn a_double_click_flips_a_card_and_a_selected_deck_shuffles() {
+fn a_finger_drags_a_double_click_flips_and_a_deck_shuffles() {
     let (dir, game) = setup("dblclick-deck");
     let basics = common::root().join("examples/basics");
     let server = Server::start(&[game, basics], &dir.join("data"), &[]);
@@ -815,6 +816,13 @@ fn a_double_click_flips_a_card_and_a_selected_deck_shuffles() {
     };
     let (ann, _) = both_seats(&server);
     b.open(&seat_url(&server, &ann), LIVE);
+    // A finger drags the card onto the slot (docs/table.md, Phones).
+    let (sx, sy) = b.centre("#table [data-id='slot']");
+    b.touch_drag("#table [data-id='card']", (sx + 10.0, sy + 6.0));
+    b.wait_for(
+        "document.querySelector('#table [data-id=\"card\"]').getAttribute('transform') === 'translate(3 0)'",
+        "the card dragged onto the slot with a finger",
+    );
     let (x, y) = b.centre("#table [data-id='card']");
     b.double_click(x, y);
     b.wait_for(

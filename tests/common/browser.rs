@@ -233,6 +233,29 @@ impl Browser {
         self.mouse("mouseReleased", to.0, to.1, 0);
     }
 
+    /// Drags with one finger (touch events) from the element's centre to
+    /// (x, y), in steps.
+    pub fn touch_drag(&mut self, selector: &str, to: (f64, f64)) {
+        let (x0, y0) = self.centre(selector);
+        let point = |x: f64, y: f64| json!([{"x": x, "y": y, "id": 1}]);
+        self.call(
+            "Input.dispatchTouchEvent",
+            json!({"type": "touchStart", "touchPoints": point(x0, y0)}),
+        );
+        for i in 1..=10 {
+            let f = f64::from(i) / 10.0;
+            let (x, y) = (x0 + (to.0 - x0) * f, y0 + (to.1 - y0) * f);
+            self.call(
+                "Input.dispatchTouchEvent",
+                json!({"type": "touchMove", "touchPoints": point(x, y)}),
+            );
+        }
+        self.call(
+            "Input.dispatchTouchEvent",
+            json!({"type": "touchEnd", "touchPoints": []}),
+        );
+    }
+
     /// Presses and releases a key on whatever has the focus (`Tab`,
     /// `Enter`, or one character).
     pub fn key(&mut self, key: &str) {
