@@ -744,6 +744,22 @@ fn the_lobby_takes_a_seat_plays_it_again_and_watches() {
         "document.querySelector('#status') && /^seat b · seq/.test(document.querySelector('#status').textContent) && document.querySelector('#counter-score').textContent === '1'",
         "seat b's table again",
     );
+    // The page's seat link alone hands seat b to a browser that holds no
+    // token, and the token leaves the address once kept.
+    let link = b
+        .eval("[...document.querySelectorAll('a')].find((a) => a.textContent === 'seat link').href")
+        .as_str()
+        .expect("a seat link")
+        .to_owned();
+    assert!(link.contains("token="), "{link}");
+    b.eval("localStorage.clear()");
+    b.open(&lobby, "document.querySelector('.game')");
+    b.open(&link, "document.querySelector('#status') && /^seat b · seq/.test(document.querySelector('#status').textContent)");
+    let hash = b.eval("location.hash");
+    assert!(
+        !hash.as_str().unwrap_or_default().contains("token"),
+        "{hash}"
+    );
     b.open(&lobby, "document.querySelector('.game li button')");
     click_button(&mut b, "Watch");
     b.wait_for(
