@@ -173,6 +173,16 @@ fn seat_url(server: &Server, joined: &Value) -> String {
 
 const LIVE: &str = "document.querySelector('#status') && /seq/.test(document.querySelector('#status').textContent)";
 
+/// Presses the test table's Bump button and waits for the counter to read
+/// `n` (`what` names the wait in a failure).
+fn bump_to(b: &mut Browser, n: u32, what: &str) {
+    b.click("#button-bump");
+    b.wait_for(
+        &format!("document.querySelector('#counter-score').textContent === '{n}'"),
+        what,
+    );
+}
+
 fn text_of(b: &mut Browser, selector: &str) -> String {
     let sel = serde_json::to_string(selector).expect("selector");
     b.eval(&format!(
@@ -201,11 +211,7 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
     assert_eq!(text_of(&mut b, "#counter-score"), "0");
 
     // Press: the counter changes (the script adds 1).
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1'",
-        "the counter to read 1",
-    );
+    bump_to(&mut b, 1, "the counter to read 1");
     b.screenshot("02-pressed");
 
     // Drag the card onto the slot: it snaps there (the slot's position).
@@ -300,11 +306,7 @@ fn a_seats_page_never_holds_another_seats_hidden_card() {
         "document.body.textContent.includes('MARK-B-9c4f')",
         "bob's own card",
     );
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1'",
-        "the press",
-    );
+    bump_to(&mut b, 1, "the press");
     b.open(&seat_url(&server, &ann), LIVE);
     b.wait_for(
         "document.body.textContent.includes('MARK-A-5e1d')",
@@ -312,11 +314,7 @@ fn a_seats_page_never_holds_another_seats_hidden_card() {
     );
     // Ann pokes at Bob's hidden card (the page offers nothing; the API
     // refuses), and the page keeps every byte it got in its DOM and state.
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '2'",
-        "ann's press",
-    );
+    bump_to(&mut b, 2, "ann's press");
     let page = html(&mut b);
     let state = b.eval("JSON.stringify(window.__digipology) + JSON.stringify(localStorage)");
     b.screenshot("ann");
@@ -401,22 +399,14 @@ fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
     };
     let (ann, _) = both_seats(&server);
     b.open(&seat_url(&server, &ann), LIVE);
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1'",
-        "+1",
-    );
+    bump_to(&mut b, 1, "+1");
     // The designer changes the rule: a press now adds 10.
     std::fs::write(game.join("scripts/main.lua"), script(10)).expect("edit");
     b.wait_for(
         "document.querySelector('#log').textContent.includes('reloaded scripts')",
         "the reload notice",
     );
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '11'",
-        "the new rule",
-    );
+    bump_to(&mut b, 11, "the new rule");
     b.screenshot("01-new-rule");
     // game.json changes: the table is rebuilt from it and the match's
     // inputs replayed on it — both presses now under the +10 rule.
@@ -443,11 +433,7 @@ fn an_edit_under_watch_changes_the_rule_and_a_broken_one_keeps_the_old() {
     .expect("broken edit");
     b.wait_for("!document.querySelector('#notice').hidden && document.querySelector('#notice').textContent.includes('main.lua')", "the error");
     assert!(text_of(&mut b, "#notice").contains("previous code keeps running"));
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '30'",
-        "the old code still running",
-    );
+    bump_to(&mut b, 30, "the old code still running");
     b.screenshot("03-broken-edit");
 }
 
@@ -726,11 +712,7 @@ fn the_lobby_takes_a_seat_plays_it_again_and_watches() {
     click_button(&mut b, "Take seat b");
     b.wait_for(LIVE, "the match to start with this browser in seat b");
     assert!(text_of(&mut b, "#status").starts_with("seat b"));
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1'",
-        "seat b's press",
-    );
+    bump_to(&mut b, 1, "seat b's press");
     // The guard's reason, in this player's match, to the seat that tried.
     b.click("#button-gate");
     b.wait_for(
@@ -798,11 +780,7 @@ fn the_page_plays_on_after_the_server_restarts() {
     };
     let (ann, _) = both_seats(&server);
     b.open(&seat_url(&server, &ann), LIVE);
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1'",
-        "the first press",
-    );
+    bump_to(&mut b, 1, "the first press");
     server.kill();
     b.wait_for(
         "document.querySelector('#status').textContent.includes('reconnecting')",
@@ -810,11 +788,7 @@ fn the_page_plays_on_after_the_server_restarts() {
     );
     let server = Server::start_on(&games, &dir.join("data"), &addr, &[]);
     b.wait_for(LIVE, "the page to reconnect");
-    b.click("#button-bump");
-    b.wait_for(
-        "document.querySelector('#counter-score').textContent === '2'",
-        "a press after the restart",
-    );
+    bump_to(&mut b, 2, "a press after the restart");
     b.screenshot("after-restart");
     drop(server);
 }
