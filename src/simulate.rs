@@ -130,21 +130,12 @@ struct Dice(u64);
 
 impl Dice {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        digipology_kernel::rng::splitmix64(&mut self.0)
     }
 
     /// A uniformly random order of `0..n` (Fisher–Yates).
     fn order(&mut self, n: usize) -> Vec<usize> {
-        let mut v: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            let j = self.below(i + 1);
-            v.swap(i, j);
-        }
-        v
+        digipology_kernel::rng::splitmix_order(&mut self.0, n)
     }
 
     /// Uniform in `0..n` (n > 0).

@@ -21,6 +21,19 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A uniformly random order of `0..n` (Fisher–Yates, each swap index a
+/// [`splitmix64`] output modulo the range), drawn from `state`: what bots
+/// outside the game's own randomness use (simulate's, the server's).
+pub fn splitmix_order(state: &mut u64, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
+        let j = usize::try_from(splitmix64(state) % bound).unwrap_or(0);
+        order.swap(i, j);
+    }
+    order
+}
+
 /// Divisors served by [`rem`] without a division (every deck size a table
 /// is likely to shuffle).
 const FASTMOD_MAX: u64 = 256;

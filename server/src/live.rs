@@ -9,6 +9,7 @@ use std::io::Write;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use digipology_kernel::rng::{splitmix64, splitmix_order};
 use digipology_kernel::{EventKind, RejectCode, Viewer};
 use digipology_room::matches::Participation;
 use digipology_room::Room;
@@ -752,7 +753,9 @@ impl Live {
                 None if random_moves >= RANDOM_RUN_MAX => return Ok(()),
                 None => {
                     random_moves += 1;
-                    self.room.first_legal(&seat, &mut |n| shuffled(n, draw))
+                    let mut state = draw;
+                    self.room
+                        .first_legal(&seat, &mut |n| splitmix_order(&mut state, n))
                 }
             };
             let Some(mut action) = chosen else {
@@ -877,29 +880,9 @@ const REASON_MAX: usize = 1000;
 const RANDOM_RUN_MAX: usize = 8;
 
 /// A bot's draw for the move at log line `line` of the match whose header
-/// is `header`: splitmix64 of the match's seed and the line.
+/// is `header`: splitmix64 from the match's seed mixed with the line.
 fn bot_draw(header: &Value, line: u64) -> u64 {
     let seed = header.get("seed").and_then(Value::as_u64).unwrap_or(0);
-    let mut z = seed ^ line.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// `0..n` in an order drawn from `seed` (Fisher–Yates on splitmix64): a
-/// bot's random pick among its legal actions.
-fn shuffled(n: usize, seed: u64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut state = seed;
-    for i in (1..n).rev() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
-        let j = usize::try_from(z % bound).unwrap_or(0);
-        order.swap(i, j);
-    }
-    order
+    let mut state = seed ^ line.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    splitmix64(&mut state)
 }
