@@ -759,16 +759,10 @@ impl Room {
             return out;
         };
         for c in &list {
-            let why = if self.phase_tool(c.action_type()) {
-                let action = c.action(&player);
-                let (kernel, host) = self.parts();
-                let done = kernel.dry_run(&action, host);
-                if done.accepted() {
-                    return BTreeMap::new();
-                }
-                refusal(&done)
-            } else {
-                "not in this phase".to_owned()
+            let why = match self.dry_run_candidate(&player, c) {
+                Some(done) if done.accepted() => return BTreeMap::new(),
+                Some(done) => refusal(&done),
+                None => "not in this phase".to_owned(),
             };
             *out.entry(why).or_default() += 1;
         }
@@ -776,12 +770,23 @@ impl Room {
     }
 
     fn accepts(&mut self, player: &digipology_kernel::Id, candidate: &Candidate) -> bool {
+        self.dry_run_candidate(player, candidate)
+            .is_some_and(|done| done.accepted())
+    }
+
+    /// A dry run of `candidate` as `player` sends it; `None` when the
+    /// phase does not offer its tool.
+    fn dry_run_candidate(
+        &mut self,
+        player: &digipology_kernel::Id,
+        candidate: &Candidate,
+    ) -> Option<Outcome> {
         if !self.phase_tool(candidate.action_type()) {
-            return false;
+            return None;
         }
         let action = candidate.action(player);
         let (kernel, host) = self.parts();
-        kernel.dry_run(&action, host).accepted()
+        Some(kernel.dry_run(&action, host))
     }
 
     /// The game's own bot's move for `seat`: its `bot(seat, roll)`
