@@ -22,7 +22,7 @@ impl Default for Limits {
 }
 
 /// A script from `game.json`, with its source text.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ScriptSpec {
     /// Script id.
     pub id: String,
@@ -35,7 +35,7 @@ pub struct ScriptSpec {
 }
 
 /// A binding: global (no entity) or bound to one entity.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BindingSpec {
     /// Binding id.
     pub id: String,

@@ -387,7 +387,7 @@ pub fn build_room(
 /// A game's scripts and `require` modules as read at one moment: rooms
 /// built from them ([`build_room_from`]) do not change when the files do
 /// (a server keeps the last ones that loaded while an edit is broken).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Sources {
     /// The scripts `game.json` names, with their text.
     pub scripts: Vec<ScriptSpec>,

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use digipology_kernel::Viewer;
-use digipology_lua::{BindingSpec, ScriptSpec};
 use digipology_room::{package, Package, Room};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
@@ -54,74 +53,14 @@ impl Game {
     /// # Errors
     /// The text is not such a version, or it no longer builds a room.
     pub fn from_stored(text: &str) -> Result<Game, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("a kept game: {e}"))?;
-        let manifest = v["manifest"].as_str().unwrap_or("game.json");
-        let package = Package::from_parts(manifest.into(), v["json"].clone());
-        let text_of = |x: &Value, k: &str| x[k].as_str().unwrap_or_default().to_owned();
-        let scripts = v["scripts"]
-            .as_array()
-            .map(|l| {
-                l.iter()
-                    .map(|s| ScriptSpec {
-                        id: text_of(s, "id"),
-                        file: text_of(s, "file"),
-                        source: text_of(s, "source"),
-                        bindings: s["bindings"]
-                            .as_array()
-                            .map(|b| {
-                                b.iter()
-                                    .map(|b| BindingSpec {
-                                        id: text_of(b, "id"),
-                                        entity: b["entity"].as_str().map(str::to_owned),
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let modules = v["modules"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, f)| (k.clone(), (text_of(f, "file"), text_of(f, "source"))))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Game::assemble(package, package::Sources { scripts, modules })
+        let kept: Kept = serde_json::from_str(text).map_err(|e| format!("a kept game: {e}"))?;
+        let package = Package::from_parts(kept.manifest.into(), kept.json);
+        Game::assemble(package, kept.sources)
     }
 
     /// Its files as the log keeps them (JSON, made once at load).
     pub fn stored(&self) -> Arc<str> {
         self.files.clone()
-    }
-
-    /// Its files as JSON: game.json (parsed), and every script and module
-    /// with its text.
-    fn files_json(&self) -> String {
-        let scripts: Vec<Value> = self
-            .sources
-            .scripts
-            .iter()
-            .map(|s| {
-                let bindings: Vec<Value> = s
-                    .bindings
-                    .iter()
-                    .map(|b| json!({"id": b.id, "entity": b.entity}))
-                    .collect();
-                json!({"id": s.id, "file": s.file, "source": s.source, "bindings": bindings})
-            })
-            .collect();
-        let modules: serde_json::Map<String, Value> = self
-            .sources
-            .modules
-            .iter()
-            .map(|(k, (file, source))| (k.clone(), json!({"file": file, "source": source})))
-            .collect();
-        json!({"manifest": self.package.manifest.display().to_string(),
-               "json": self.package.json, "scripts": scripts, "modules": modules})
-        .to_string()
     }
 
     fn assemble(package: Package, sources: package::Sources) -> Result<Game, String> {
@@ -142,7 +81,13 @@ impl Game {
             files: Arc::from(""),
             manifest,
         };
-        game.files = Arc::from(game.files_json());
+        let kept = Kept {
+            manifest: game.package.manifest.display().to_string(),
+            json: game.package.json.clone(),
+            sources: game.sources.clone(),
+        };
+        let files = serde_json::to_string(&kept).map_err(|e| format!("keeping the game: {e}"))?;
+        game.files = Arc::from(files);
         game.version = blake3::hash(game.files.as_bytes()).to_hex().to_string();
         Ok(game)
     }
@@ -151,6 +96,15 @@ impl Game {
     pub fn seats(&self) -> Vec<String> {
         self.package.seats()
     }
+}
+
+/// A game's files as the log keeps them: where its game.json sat, the
+/// manifest (parsed), and every script and module with its text.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    manifest: String,
+    json: Value,
+    sources: package::Sources,
 }
 
 /// Builds a match's room from its header: the game's room with the
