@@ -343,9 +343,7 @@ fn tally(room: &mut Room, out: &mut Outcome) {
         *out.safe_defaults.entry(seat).or_default() += 1;
     }
     for f in room.take_faults() {
-        count_in(&mut out.faults, cut(&f, TEXT_MAX), || {
-            OTHER_FAULTS.to_owned()
-        });
+        count_fault(out, &f);
     }
     // A host event whose handler failed ran out all the same.
     for key in room.take_refused_host_events() {
@@ -406,9 +404,7 @@ fn why_stalled(room: &mut Room, out: &mut Outcome) {
             "stalled: every candidate action of seat {seat} was refused ({})",
             reasons.join(", ")
         );
-        count_in(&mut out.faults, cut(&line, TEXT_MAX), || {
-            OTHER_FAULTS.to_owned()
-        });
+        count_fault(out, &line);
     }
 }
 
@@ -430,6 +426,13 @@ const OTHER_TYPES: &str = "(other action types)";
 /// The first `max` characters of `s`.
 fn cut(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
+}
+
+/// Counts a fault (cut to [`TEXT_MAX`] characters) in the match's outcome.
+fn count_fault(out: &mut Outcome, text: &str) {
+    count_in(&mut out.faults, cut(text, TEXT_MAX), || {
+        OTHER_FAULTS.to_owned()
+    });
 }
 
 /// Counts `key` in `map`, or under `other()` once the map holds
@@ -888,14 +891,19 @@ fn parse_asserts(asserts: &[String], seats: &[String]) -> Result<Vec<Expect>, St
         .collect()
 }
 
+/// How many entries the report lists under `key`.
+fn listed(report: &Value, key: &str) -> usize {
+    report[key].as_array().map_or(0, Vec::len)
+}
+
 /// The expectations that do not hold (empty: all hold).
 fn check_asserts(expects: &[Expect], report: &Value) -> Vec<String> {
-    let count = |k: &str| report[k].as_array().map_or(0, Vec::len);
     let mut failed = Vec::new();
     for e in expects {
         match e {
             Expect::NoScriptErrors => {
-                let (errors, faults) = (count("scriptErrors"), count("gameFaults"));
+                let (errors, faults) =
+                    (listed(report, "scriptErrors"), listed(report, "gameFaults"));
                 if errors + faults > 0 {
                     failed.push(format!(
                         "no-script-errors: {errors} script error sites, {faults} game faults ({})",
@@ -1064,11 +1072,10 @@ fn summary(report: &Value, dir: &Path) -> String {
             ));
         }
     }
-    let listed = |k: &str| report[k].as_array().map_or(0, Vec::len);
     lines.push(format!(
         "  script error sites: {}, game faults: {}, failed matches: {}",
-        listed("scriptErrors"),
-        listed("gameFaults"),
+        listed(report, "scriptErrors"),
+        listed(report, "gameFaults"),
         report["failedCount"]
     ));
     lines.push(format!(
