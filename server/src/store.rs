@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::sync::Mutex;
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use tokio::sync::oneshot;
 
 /// A store failure, as text for a log line or a 500 answer.
@@ -141,12 +141,13 @@ const ONE_MATCH: &str = "WHERE rowid >= ?2 AND rowid <= ?3 AND match_id = ?1 ORD
 /// The rowids one match's rows lie between: its span, or the whole log for
 /// a match the log has none for (written before spans were kept).
 fn span(c: &Connection, match_id: &str) -> rusqlite::Result<(i64, i64)> {
-    let mut s = c.prepare_cached("SELECT first_row, last_row FROM spans WHERE match_id = ?1")?;
-    let mut rows = s.query([match_id])?;
-    Ok(match rows.next()? {
-        Some(r) => (r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX)),
-        None => (i64::MIN, i64::MAX),
-    })
+    let found: Option<(i64, Option<i64>)> = c
+        .prepare_cached("SELECT first_row, last_row FROM spans WHERE match_id = ?1")?
+        .query_row([match_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(found.map_or((i64::MIN, i64::MAX), |(first, last)| {
+        (first, last.unwrap_or(i64::MAX))
+    }))
 }
 
 /// The query plan SQLite makes for reading one match's rows (for tests:
@@ -366,12 +367,9 @@ impl RoomLog for SqliteLog {
 
     fn game_files(&self, version: &str) -> StoreResult<Option<String>> {
         self.read(|c| {
-            let mut s = c.prepare_cached("SELECT files FROM games WHERE version = ?1")?;
-            let mut rows = s.query(params![version])?;
-            match rows.next()? {
-                Some(r) => Ok(Some(r.get(0)?)),
-                None => Ok(None),
-            }
+            c.prepare_cached("SELECT files FROM games WHERE version = ?1")?
+                .query_row([version], |r| r.get(0))
+                .optional()
         })
     }
 
