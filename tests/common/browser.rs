@@ -193,9 +193,14 @@ impl Browser {
     }
 
     fn mouse(&mut self, kind: &str, x: f64, y: f64, buttons: u32) {
+        self.mouse_clicks(kind, x, y, buttons, 1);
+    }
+
+    /// A mouse event of the `clicks`-th click in a row at (x, y).
+    fn mouse_clicks(&mut self, kind: &str, x: f64, y: f64, buttons: u32, clicks: u32) {
         self.call(
             "Input.dispatchMouseEvent",
-            json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1, "pointerType": "mouse"}),
+            json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": clicks, "pointerType": "mouse"}),
         );
     }
 
@@ -211,13 +216,9 @@ impl Browser {
     /// count of two.
     pub fn double_click(&mut self, x: f64, y: f64) {
         self.mouse("mouseMoved", x, y, 0);
-        for count in 1..=2 {
-            for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {
-                self.call(
-                    "Input.dispatchMouseEvent",
-                    json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": count, "pointerType": "mouse"}),
-                );
-            }
+        for clicks in 1..=2 {
+            self.mouse_clicks("mousePressed", x, y, 1, clicks);
+            self.mouse_clicks("mouseReleased", x, y, 0, clicks);
         }
     }
 
