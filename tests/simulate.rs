@@ -643,6 +643,23 @@ fn an_idle_seats_expiries_and_safe_defaults_are_counted() {
     assert!(page.contains("Safe defaults the room played"));
 }
 
+/// A copy of tic-tac-toe with `lua` added at the end of its script.
+fn ttt_with(test: &str, lua: &str) -> std::path::PathBuf {
+    variant(test, "tic-tac-toe", |t| format!("{t}\n{lua}\n"))
+}
+
+/// The report `simulate GAME ARGS…` prints (it must succeed).
+fn report_of(game: &Path, args: &[&str]) -> Value {
+    let mut all = vec![game.to_str().expect("path")];
+    all.extend_from_slice(args);
+    printed_report(&all)
+}
+
+/// The first game fault's message in report `r` (empty when none).
+fn first_fault(r: &Value) -> &str {
+    r["gameFaults"][0]["message"].as_str().unwrap_or_default()
+}
+
 /// Games a careless creator writes, each reported for what it is
 /// (docs/simulate.md, The report): a `legal_actions` that answers no list
 /// right before a stall is a game fault and fails `no-script-errors`; an
@@ -651,9 +668,10 @@ fn an_idle_seats_expiries_and_safe_defaults_are_counted() {
 /// `is_terminal` answering a truthy value ends the match.
 #[test]
 fn careless_games_are_reported_for_what_they_are() {
-    let stalls = variant("simulate-careless-stall", "tic-tac-toe", |t| {
-        t.to_owned() + "\nfunction legal_actions(seat) return \"grab x1\" end\n"
-    });
+    let stalls = ttt_with(
+        "simulate-careless-stall",
+        "function legal_actions(seat) return \"grab x1\" end",
+    );
     let (code, stdout, stderr) = simulate(&[
         stalls.to_str().expect("path"),
         "--matches",
@@ -665,9 +683,7 @@ fn careless_games_are_reported_for_what_they_are() {
     let r: Value = serde_json::from_str(&stdout).expect("report");
     assert_eq!(r["statuses"]["stalled"], 4, "{}", r["statuses"]);
     assert!(
-        r["gameFaults"][0]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("legal_actions")),
+        first_fault(&r).contains("legal_actions"),
         "{}",
         r["gameFaults"]
     );
@@ -677,32 +693,21 @@ fn careless_games_are_reported_for_what_they_are() {
             "function on_host_event(event)\n  error(\"host boom\")\n",
         )
     });
-    let r = printed_report(&[
-        host.to_str().expect("path"),
-        "--matches",
-        "4",
-        "--bots",
-        "first=idle",
-    ]);
+    let r = report_of(&host, &["--matches", "4", "--bots", "first=idle"]);
     let expired = &r["expiries"]["player_time_exhausted"]["first"];
     assert!(
         expired.as_u64().is_some_and(|n| n >= 4),
         "{}",
         r["expiries"]
     );
-    let types = variant("simulate-careless-types", "tic-tac-toe", |t| {
-        t.to_owned()
-            + "\nfunction bot(seat, roll) return { type = roll .. string.rep(\"t\", 2000), payload = {} } end\n"
-    });
-    let r = printed_report(&[
-        types.to_str().expect("path"),
-        "--matches",
-        "20",
-        "--bots",
-        "game",
-        "--max-actions",
-        "200",
-    ]);
+    let types = ttt_with(
+        "simulate-careless-types",
+        "function bot(seat, roll) return { type = roll .. string.rep(\"t\", 2000), payload = {} } end",
+    );
+    let r = report_of(
+        &types,
+        &["--matches", "20", "--bots", "game", "--max-actions", "200"],
+    );
     let listed = r["rejections"].as_object().expect("rejections");
     assert!(
         listed.len() <= 101,
@@ -712,10 +717,11 @@ fn careless_games_are_reported_for_what_they_are() {
     assert!(listed.keys().all(|k| k.chars().count() <= 64));
     assert!(listed.contains_key("(other action types)"), "{listed:?}");
     // A handler failing on every legal move: the stall names why.
-    let refused = variant("simulate-careless-refused", "tic-tac-toe", |t| {
-        t.to_owned() + "\nfunction on_entity_grabbed(e) error(\"no grabbing\") end\n"
-    });
-    let r = printed_report(&[refused.to_str().expect("path"), "--matches", "2"]);
+    let refused = ttt_with(
+        "simulate-careless-refused",
+        "function on_entity_grabbed(e) error(\"no grabbing\") end",
+    );
+    let r = report_of(&refused, &["--matches", "2"]);
     assert_eq!(r["statuses"]["stalled"], 2, "{}", r["statuses"]);
     assert!(
         r["gameFaults"]
@@ -727,23 +733,16 @@ fn careless_games_are_reported_for_what_they_are() {
         r["gameFaults"]
     );
     // An answer is bounded on the host too, not only in the VM.
-    let huge = variant("simulate-careless-huge", "tic-tac-toe", |t| {
-        t.to_owned()
-            + "\nfunction bot(seat, roll) local t = {} for i = 1, 200000 do t[i] = i end return t end\n"
-    });
-    let r = printed_report(&[
-        huge.to_str().expect("path"),
-        "--matches",
-        "1",
-        "--bots",
-        "game",
-        "--max-actions",
-        "4",
-    ]);
+    let huge = ttt_with(
+        "simulate-careless-huge",
+        "function bot(seat, roll) local t = {} for i = 1, 200000 do t[i] = i end return t end",
+    );
+    let r = report_of(
+        &huge,
+        &["--matches", "1", "--bots", "game", "--max-actions", "4"],
+    );
     assert!(
-        r["gameFaults"][0]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("at most 100000 values")),
+        first_fault(&r).contains("at most 100000 values"),
         "{}",
         r["gameFaults"]
     );
@@ -753,6 +752,6 @@ fn careless_games_are_reported_for_what_they_are() {
             "function is_terminal() return storage.winner or storage.draw end",
         )
     });
-    let r = printed_report(&[truthy.to_str().expect("path"), "--matches", "20"]);
+    let r = report_of(&truthy, &["--matches", "20"]);
     assert_eq!(r["statuses"]["match_over"], 20, "{}", r["statuses"]);
 }
