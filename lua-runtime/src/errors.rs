@@ -14,6 +14,11 @@ use crate::spec::{Limits, LoadError};
 /// The message of an exhausted instruction budget.
 pub(crate) const BUDGET_MSG: &str = "instruction budget exceeded";
 
+/// The message of a call the host stopped from outside
+/// ([`LuaHost::interrupt`](crate::LuaHost::interrupt)).
+pub const STALLED_MSG: &str =
+    "the host stopped the game: this call ran longer than the host allows (it stalled)";
+
 /// (message, line, kind) of a failed call.
 pub(crate) type Failed = (String, Option<u32>, ScriptErrorKind);
 
@@ -26,6 +31,9 @@ pub(crate) type Failed = (String, Option<u32>, ScriptErrorKind);
 /// traceback), or with `raw` the error string itself, as a script's handler
 /// raised it.
 pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String, raw: bool) -> Failed {
+    if shared.interrupted.get() {
+        return (STALLED_MSG.to_owned(), None, ScriptErrorKind::Budget);
+    }
     if shared.exhausted.get() {
         let msg = format!(
             "{BUDGET_MSG} ({} instructions per action; game.json limits.instructionsMax or run --instructions-max sets it)",
@@ -154,11 +162,27 @@ const HOOK_EVERY: u32 = 1000;
 /// instructions it charges the budget, and stops the script once the
 /// budget is spent. Setting it starts its count afresh, which
 /// [`LuaHost::reset_budget`](crate::LuaHost) relies on.
+///
+/// The hook itself never raises: an error raised from inside a count hook
+/// unwinds through frames whose to-be-closed variables mlua would close
+/// with hooks off (a `__close` that loops would then run for ever).
+/// Instead it stops all Lua ([`Shared::stop_lua`]) and the patched VM
+/// raises the budget error at the instruction the hook interrupted.
 pub(crate) fn arm_budget(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<()> {
     let hook_shared = shared.clone();
     lua.set_global_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, _| spend(&hook_shared, i64::from(HOOK_EVERY)).map(|()| VmState::Continue),
+        move |_, _| {
+            let s = &hook_shared;
+            if s.interrupt.load(std::sync::atomic::Ordering::Relaxed) && !s.interrupted.get() {
+                s.interrupted.set(true);
+                s.fail(ScriptErrorKind::Budget);
+                s.exhausted.set(true);
+                s.stop_lua(true);
+            }
+            let _ = spend(s, i64::from(HOOK_EVERY));
+            Ok(VmState::Continue)
+        },
     )
 }
 

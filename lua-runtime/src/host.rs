@@ -154,6 +154,21 @@ impl LuaHost {
         self.forget_call.call::<()>(())
     }
 
+    /// A switch another thread may set to stop this host's Lua (a
+    /// watchdog): the running call ends within a thousand instructions (or
+    /// one charge of C work) as if its budget were spent, with
+    /// [`STALLED_MSG`](crate::STALLED_MSG), and every later call
+    /// fails the same way at once, until the switch is cleared.
+    pub fn interrupt(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.shared.interrupt.clone()
+    }
+
+    /// Whether the last call (or one since the switch was set) was
+    /// stopped by [`LuaHost::interrupt`].
+    pub fn was_interrupted(&self) -> bool {
+        self.shared.interrupted.get()
+    }
+
     /// Lines scripts printed since the last call (not canonical).
     pub fn take_log(&self) -> Vec<String> {
         std::mem::take(&mut *self.shared.log.borrow_mut())
@@ -173,7 +188,15 @@ impl LuaHost {
         self.shared
             .remaining
             .set(i64::try_from(self.limits.instructions_max).unwrap_or(i64::MAX));
-        self.shared.exhausted.set(false);
+        // A host told to stop (`LuaHost::interrupt`) runs no Lua at all
+        // until it is told to go on.
+        let stopped = self
+            .shared
+            .interrupt
+            .load(std::sync::atomic::Ordering::Relaxed);
+        self.shared.exhausted.set(stopped);
+        self.shared.interrupted.set(stopped);
+        self.shared.stop_lua(stopped);
         // Setting the hook cannot fail in practice; if it did, the hook set
         // before would still count (from where it was).
         let _ = crate::errors::arm_budget(&self.lua, &self.shared);

@@ -34,7 +34,7 @@ mod storage;
 mod submit;
 mod vm;
 
-pub use errors::{line_of, REASON_BYTES_MAX};
+pub use errors::{line_of, REASON_BYTES_MAX, STALLED_MSG};
 pub use host::{LuaHost, MatchAnswers, PhaseAnswer};
 pub use spec::{BindingSpec, Limits, LoadError, Modules, ScriptSpec};
 pub use vm::{check_syntax, PRELUDE};

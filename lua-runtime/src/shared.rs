@@ -40,6 +40,28 @@ pub struct Shared {
     /// The storage stamp the read caches are right for (`raw.rs`):
     /// 0, which names no storage, until a callback first checks it.
     pub(crate) storage_seen: Cell<u64>,
+    /// The VM's main Lua state, for the switch that stops all Lua once
+    /// the budget is spent ([`Shared::stop_lua`]); null until the host
+    /// sets it.
+    pub(crate) lua_state: Cell<*mut mlua::ffi::lua_State>,
+    /// Set from another thread (a watchdog) to stop the running call: the
+    /// instruction hook sees it within a thousand instructions and stops
+    /// all Lua as a spent budget does.
+    pub(crate) interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The running call was stopped by [`Shared::interrupt`].
+    pub(crate) interrupted: Cell<bool>,
+}
+
+#[allow(unsafe_code)]
+mod switch {
+    use std::ffi::c_int;
+    extern "C-unwind" {
+        /// The patched Lua's switch (third_party/lua-src, PATCHES.md):
+        /// while set, no Lua function, instruction, `__close` method,
+        /// message handler or resume runs, and every charge of C work
+        /// raises.
+        pub(super) fn lua_digisetdead(l: *mut mlua::ffi::lua_State, dead: c_int);
+    }
 }
 
 impl Shared {
@@ -59,6 +81,27 @@ impl Shared {
             strings: RefCell::new(FxHashMap::default()),
             refused: RefCell::new(String::new()),
             natives: Cell::new(0),
+            lua_state: Cell::new(std::ptr::null_mut()),
+            interrupt: std::sync::Arc::default(),
+            interrupted: Cell::new(false),
+        }
+    }
+
+    /// Stops (`true`) or allows again (`false`) every Lua instruction of
+    /// the VM: once the budget is spent nothing a script wrote runs — no
+    /// `__close`, no message handler, no metamethod, no coroutine — until
+    /// the host starts its next call.
+    #[allow(unsafe_code)]
+    pub(crate) fn stop_lua(&self, stop: bool) {
+        let state = self.lua_state.get();
+        if !state.is_null() {
+            // SAFETY: `lua_state` is the main state of the VM this
+            // `Shared` serves, set once the VM exists; the VM outlives
+            // every caller (its hook, its natives, its host's methods),
+            // and all of them run on the VM's own thread. The switch only
+            // sets a byte of the global state (and the count of the
+            // calling thread).
+            unsafe { switch::lua_digisetdead(state, c_int_of(stop)) };
         }
     }
 
@@ -153,11 +196,16 @@ impl Shared {
     }
 
     pub(crate) fn charge(&self, n: i64) -> bool {
-        let left = self.remaining.get() - n;
+        let left = self.remaining.get().saturating_sub(n);
         self.remaining.set(left);
-        if left <= 0 {
+        if left <= 0 && !self.exhausted.get() {
             self.exhausted.set(true);
+            self.stop_lua(true);
         }
         !self.exhausted.get()
     }
+}
+
+fn c_int_of(b: bool) -> std::ffi::c_int {
+    std::ffi::c_int::from(b)
 }

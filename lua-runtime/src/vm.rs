@@ -49,6 +49,7 @@ impl LuaHost {
         let shared = Rc::new(Shared::new(
             i64::try_from(limits.instructions_max).unwrap_or(i64::MAX),
         ));
+        shared.lua_state.set(lua.exec_raw_lua(|raw| raw.state()));
         crate::errors::arm_budget(&lua, &shared).map_err(internal)?;
         let core = make_core(&lua, &shared, modules).map_err(internal)?;
         let slot = Rc::new(Slot::new());

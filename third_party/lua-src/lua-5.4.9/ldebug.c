@@ -155,6 +155,23 @@ LUA_API int lua_gethookmask (lua_State *L) {
 }
 
 
+/*
+** Digipology: see 'digi_dead' in lstate.h. Setting it also makes the
+** calling thread trap at its next instruction (other threads trap at
+** their next count, call, charge or resume).
+*/
+LUA_API void lua_digisetdead (lua_State *L, int dead) {
+  G(L)->digi_dead = cast_byte(dead != 0);
+  if (dead && L->hookcount > 1)
+    L->hookcount = 1;
+}
+
+
+LUA_API int lua_digidead (lua_State *L) {
+  return G(L)->digi_dead;
+}
+
+
 LUA_API int lua_gethookcount (lua_State *L) {
   return L->basehookcount;
 }
@@ -833,7 +850,8 @@ const char *luaG_addinfo (lua_State *L, const char *msg, TString *src,
 
 
 l_noret luaG_errormsg (lua_State *L) {
-  if (L->errfunc != 0) {  /* is there an error handling function? */
+  /* Digipology: once Lua is stopped, no message handler runs either */
+  if (L->errfunc != 0 && !digi_isdead(L)) {
     StkId errfunc = restorestack(L, L->errfunc);
     lua_assert(ttisfunction(s2v(errfunc)));
     setobjs2s(L, L->top.p, L->top.p - 1);  /* move argument */
@@ -936,6 +954,11 @@ int luaG_traceexec (lua_State *L, const Instruction *pc) {
   }
   pc++;  /* reference is always next instruction */
   ci->u.l.savedpc = pc;  /* save 'pc' */
+  if (l_unlikely(digi_isdead(L))) {  /* Digipology: no instruction runs */
+    if (!isIT(*(ci->u.l.savedpc - 1)))
+      L->top.p = ci->top.p;
+    luaG_runerror(L, DIGI_DEAD_MSG);
+  }
   counthook = (mask & LUA_MASKCOUNT) && (--L->hookcount == 0);
   if (counthook)
     resethookcount(L);  /* reset count */
@@ -947,8 +970,11 @@ int luaG_traceexec (lua_State *L, const Instruction *pc) {
   }
   if (!isIT(*(ci->u.l.savedpc - 1)))  /* top not being used? */
     L->top.p = ci->top.p;  /* correct top */
-  if (counthook)
+  if (counthook) {
     luaD_hook(L, LUA_HOOKCOUNT, -1, 0, 0);  /* call count hook */
+    if (l_unlikely(digi_isdead(L)))  /* Digipology: the hook stopped Lua */
+      luaG_runerror(L, DIGI_DEAD_MSG);
+  }
   if (mask & LUA_MASKLINE) {
     /* 'L->oldpc' may be invalid; use zero in this case */
     int oldpc = (L->oldpc < p->sizecode) ? L->oldpc : 0;

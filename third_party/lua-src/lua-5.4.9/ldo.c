@@ -143,6 +143,10 @@ int luaD_rawrunprotected (lua_State *L, Pfunc f, void *ud) {
   );
   L->errorJmp = lj.previous;  /* restore old error handler */
   L->nCcalls = oldnCcalls;
+  /* Digipology: code that caught an error after Lua was stopped stops at
+     its next instruction */
+  if (l_unlikely(lj.status != LUA_OK && digi_isdead(L) && L->hookcount > 1))
+    L->hookcount = 1;
   return lj.status;
 }
 
@@ -581,6 +585,8 @@ int luaD_pretailcall (lua_State *L, CallInfo *ci, StkId func,
       int fsize = p->maxstacksize;  /* frame size */
       int nfixparams = p->numparams;
       int i;
+      if (l_unlikely(digi_isdead(L)))  /* Digipology: no Lua runs */
+        luaG_runerror(L, DIGI_DEAD_MSG);
       checkstackGCp(L, fsize - delta, func);
       ci->func.p -= delta;  /* restore 'func' (if vararg) */
       for (i = 0; i < narg1; i++)  /* move down function and arguments */
@@ -625,6 +631,8 @@ CallInfo *luaD_precall (lua_State *L, StkId func, int nresults) {
     case LUA_VLCL: {  /* Lua function */
       CallInfo *ci;
       Proto *p = clLvalue(s2v(func))->p;
+      if (l_unlikely(digi_isdead(L)))  /* Digipology: no Lua runs */
+        luaG_runerror(L, DIGI_DEAD_MSG);
       int narg = cast_int(L->top.p - func) - 1;  /* number of real arguments */
       int nfixparams = p->numparams;
       int fsize = p->maxstacksize;  /* frame size */
@@ -872,6 +880,8 @@ LUA_API int lua_resume (lua_State *L, lua_State *from, int nargs,
   }
   else if (L->status != LUA_YIELD)  /* ended with errors? */
     return resume_error(L, "cannot resume dead coroutine", nargs);
+  if (l_unlikely(digi_isdead(L)))  /* Digipology: no Lua runs */
+    return resume_error(L, DIGI_DEAD_MSG, nargs);
   L->nCcalls = (from) ? getCcalls(from) : 0;
   if (getCcalls(L) >= LUAI_MAXCCALLS)
     return resume_error(L, "C stack overflow", nargs);

@@ -143,6 +143,8 @@ static void checkclosemth (lua_State *L, StkId level) {
 static void prepcallclosemth (lua_State *L, StkId level, int status, int yy) {
   TValue *uv = s2v(level);  /* value being closed */
   TValue *errobj;
+  if (l_unlikely(digi_isdead(L)))  /* Digipology: no '__close' runs */
+    return;
   if (status == CLOSEKTOP)
     errobj = &G(L)->nilvalue;  /* error object is nil */
   else {  /* 'luaD_seterrorobj' will set top to level + 2 */

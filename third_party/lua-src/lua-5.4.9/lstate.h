@@ -300,7 +300,19 @@ typedef struct global_State {
   TString *strcache[STRCACHE_N][STRCACHE_M];  /* cache for strings in API */
   lua_WarnFunction warnf;  /* warning function */
   void *ud_warn;         /* auxiliary data to 'warnf' */
+  lu_byte digi_dead;  /* Digipology: the host stopped all Lua (see below) */
 } global_State;
+
+
+/*
+** Digipology: once the host sets 'digi_dead' (lua_digisetdead: the
+** instruction budget is spent, or the host interrupts a call), no Lua
+** runs until it clears it: every Lua function call, the next instruction
+** of any running function, every charge of C work and every resume raise
+** DIGI_DEAD_MSG; '__close' methods and message handlers are skipped.
+*/
+#define DIGI_DEAD_MSG	"instruction budget exceeded"
+#define digi_isdead(L)	(G(L)->digi_dead)
 
 
 /*

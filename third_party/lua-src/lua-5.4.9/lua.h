@@ -470,6 +470,10 @@ LUA_API lua_Hook (lua_gethook) (lua_State *L);
 LUA_API int (lua_gethookmask) (lua_State *L);
 LUA_API int (lua_gethookcount) (lua_State *L);
 
+/* Digipology: stop (dead = 1) or allow again (0) all Lua in the state */
+LUA_API void (lua_digisetdead) (lua_State *L, int dead);
+LUA_API int (lua_digidead) (lua_State *L);
+
 LUA_API int (lua_setcstacklimit) (lua_State *L, unsigned int limit);
 
 struct lua_Debug {

@@ -680,6 +680,8 @@ static void copy2buff (StkId top, int n, char *buff) {
 #define DIGI_CONCAT_BYTES 64
 
 void luaV_digicharge (lua_State *L, size_t units) {
+  if (l_unlikely(digi_isdead(L)))  /* no more C work either */
+    luaG_runerror(L, DIGI_DEAD_MSG);
   if (units == 0 || !(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
     return;
   while (units > 0) {
@@ -691,6 +693,8 @@ void luaV_digicharge (lua_State *L, size_t units) {
     units -= left;  /* the charge reaches the hook: run it now */
     resethookcount(L);
     luaD_hook(L, LUA_HOOKCOUNT, -1, 0, 0);
+    if (l_unlikely(digi_isdead(L)))  /* the hook stopped Lua */
+      luaG_runerror(L, DIGI_DEAD_MSG);
   }
 }
 

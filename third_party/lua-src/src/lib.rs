@@ -2,7 +2,7 @@ use std::env;
 // Digipology: the patched C files are part of this crate's build inputs, so
 // editing them rebuilds this crate and re-runs mlua-sys's build script
 // (which compiles them); otherwise cargo would keep the old objects.
-const _PATCHED: [&[u8]; 9] = [
+const _PATCHED: [&[u8]; 13] = [
     include_bytes!("../lua-5.4.9/ltablib.c"),
     include_bytes!("../lua-5.4.9/lvm.c"),
     include_bytes!("../lua-5.4.9/ldo.c"),
@@ -12,6 +12,10 @@ const _PATCHED: [&[u8]; 9] = [
     include_bytes!("../lua-5.4.9/lobject.h"),
     include_bytes!("../lua-5.4.9/lfunc.c"),
     include_bytes!("../lua-5.4.9/lbaselib.c"),
+    include_bytes!("../lua-5.4.9/lstate.h"),
+    include_bytes!("../lua-5.4.9/lstate.c"),
+    include_bytes!("../lua-5.4.9/ldebug.c"),
+    include_bytes!("../lua-5.4.9/lua.h"),
 ];
 
 use std::error::Error;
