@@ -4,7 +4,9 @@
 //! server starts again.
 #![warn(clippy::too_many_lines)]
 
+mod audit;
 pub mod feed;
+pub mod folder;
 pub mod http;
 pub mod hub;
 pub mod limits;
@@ -81,8 +83,8 @@ impl Default for Options {
 /// serves until interrupted. `ready` is told the address it listens on.
 ///
 /// # Errors
-/// A game cannot be loaded, the log cannot be opened or recovered, the
-/// address cannot be bound.
+/// A game cannot be loaded, the log cannot be opened or recovered or is
+/// damaged (`folder::open_log`), the address cannot be bound.
 pub fn serve(
     options: Options,
     ready: impl FnOnce(std::net::SocketAddr, usize),
@@ -106,7 +108,8 @@ pub fn serve(
         .map_err(|e| format!("{}: {e}", options.data.display()))?;
     // Held while the server runs: one server per data folder.
     let _lock = lock_data(&options.data)?;
-    let log = store::SqliteLog::open(&options.data.join("rooms.sqlite3"))?;
+    // A folder whose log lost something is refused here, before serving.
+    let log = folder::open_log(&options.data)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

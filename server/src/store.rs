@@ -12,6 +12,8 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::sync::oneshot;
 
+use crate::folder::HighWater;
+
 /// A store failure, as text for a log line or a 500 answer.
 pub type StoreResult<T> = Result<T, String>;
 
@@ -113,13 +115,18 @@ enum Job {
     Game(String, String, oneshot::Sender<StoreResult<()>>),
 }
 
-/// The embedded log: a SQLite database file under the data folder.
+/// The embedded log: a SQLite database file under the data folder
+/// (`crate::folder` opens the server's, after checking it).
 pub struct SqliteLog {
     jobs: Mutex<mpsc::Sender<Job>>,
     reader: Mutex<Connection>,
 }
 
-const SCHEMA: &str = "
+/// The log's tables. Rows are only ever added to them (or, for `matches`
+/// and `tokens`, replaced by `INSERT OR REPLACE`, which never lowers a
+/// table's highest rowid; `spans` rows gain their end): the high-water
+/// check at start (`crate::audit::Tops`) relies on it.
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS matches(
     id TEXT PRIMARY KEY, game_id TEXT NOT NULL, header TEXT NOT NULL,
     seats TEXT NOT NULL, status TEXT NOT NULL, result TEXT,
@@ -133,6 +140,8 @@ CREATE TABLE IF NOT EXISTS games(
 CREATE TABLE IF NOT EXISTS log(
     match_id TEXT NOT NULL, first INTEGER NOT NULL, lines TEXT NOT NULL,
     seat TEXT, client_id TEXT, action_digest TEXT, answer TEXT);
+CREATE TABLE IF NOT EXISTS meta(
+    key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
 
 /// One match's rows of the log, between two rowids.
@@ -169,7 +178,11 @@ pub fn one_match_plan(log: &SqliteLog) -> StoreResult<String> {
 /// Most appends committed in one transaction.
 const GROUP_MAX: usize = 4096;
 
-fn open(path: &Path) -> StoreResult<Connection> {
+/// A connection to the log at `path`: WAL, `synchronous=FULL`.
+///
+/// # Errors
+/// The database cannot be opened or set up.
+pub(crate) fn open(path: &Path) -> StoreResult<Connection> {
     let c = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     c.pragma_update(None, "journal_mode", "WAL")
         .and_then(|()| c.pragma_update(None, "synchronous", "FULL"))
@@ -179,7 +192,10 @@ fn open(path: &Path) -> StoreResult<Connection> {
 }
 
 impl SqliteLog {
-    /// Opens (or creates) the log at `path` and starts its writer thread.
+    /// Opens (or creates) the log at `path`, with no checks, and starts
+    /// its writer thread: for tools and tests. The server opens its data
+    /// folder's log through `folder::open_log`, which refuses a damaged
+    /// one.
     ///
     /// # Errors
     /// The database cannot be opened or its tables made.
@@ -188,11 +204,25 @@ impl SqliteLog {
         writer
             .execute_batch(SCHEMA)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        SqliteLog::start(path, writer, None)
+    }
+
+    /// Starts the log over `writer`, a connection to the database at
+    /// `path` (a second one is opened to read), noting what each commit
+    /// wrote in `high` when given.
+    ///
+    /// # Errors
+    /// The reader cannot be opened, or the writer thread started.
+    pub(crate) fn start(
+        path: &Path,
+        writer: Connection,
+        high: Option<HighWater>,
+    ) -> StoreResult<SqliteLog> {
         let reader = open(path)?;
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("room-log".into())
-            .spawn(move || write_loop(writer, &rx))
+            .spawn(move || write_loop(writer, &rx, high))
             .map_err(|e| format!("cannot start the log's writer: {e}"))?;
         Ok(SqliteLog {
             jobs: Mutex::new(tx),
@@ -218,8 +248,9 @@ impl SqliteLog {
 }
 
 /// The writer: waits for a job, takes every job already waiting too, runs
-/// them in one transaction, commits (fsync), then answers them all.
-fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>) {
+/// them in one transaction, commits (fsync), notes how far the tables
+/// now reach in the high-water file, then answers them all.
+fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>, mut high: Option<HighWater>) {
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
         while group.len() < GROUP_MAX {
@@ -229,6 +260,9 @@ fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>) {
             }
         }
         let outcome = commit(&mut c, &group);
+        if let (Ok(()), Some(h)) = (&outcome, high.as_mut()) {
+            h.note(&c);
+        }
         // A group holds at most GROUP_MAX jobs: exact as a double.
         metrics::histogram!("digipology_log_group_size")
             .record(f64::from(u32::try_from(group.len()).unwrap_or(u32::MAX)));

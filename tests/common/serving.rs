@@ -74,6 +74,15 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// `kill -TERM` (what a service manager sends, and close to Ctrl-C):
+    /// the server has no handler for it, so it ends as at `kill -9`.
+    pub fn terminate(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+
     /// The server's stderr so far.
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -407,4 +416,29 @@ pub fn two_seat_game(dir: &Path, id: &str, entities: Vec<Value>, script: &str) -
     std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
     std::fs::write(game.join("scripts/main.lua"), script).expect("main.lua");
     game
+}
+
+/// Runs the binary with `args`, which must end by itself within 30 s (a
+/// server that started instead is killed, and the test fails).
+pub fn run_briefly(args: &[&str]) -> std::process::Output {
+    let mut child = crate::common::bin()
+        .args(args)
+        .current_dir(crate::common::root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    for _ in 0..600 {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("output");
+    panic!(
+        "{args:?} did not stop by itself: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
