@@ -8,14 +8,17 @@
 //! - following a card: after a card goes back into the shuffled pile, no
 //!   seat can tell which pile position or later draw it is;
 //! - a canary: a marker in every card's props, put by the game into prompt
-//!   titles and script errors too, reaches no viewer who may not see it.
+//!   titles and script errors too, reaches no viewer who may not see it;
+//!   and no card's id either, though the game's own text — prompts, the
+//!   status text, its views, its legal actions, a guard's reason — names
+//!   every card (docs/observations.md, Text a game writes).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::*;
-use digipology_kernel::{Sight, Viewer};
+use digipology_kernel::{EventKind, RejectCode, Sight, Viewer};
 use digipology_room::package::{self, Package};
 use digipology_room::room::Room;
 use serde_json::{json, Value};
@@ -138,6 +141,16 @@ fn observation(room: &mut Room, events: &[digipology_kernel::Event], viewer: &Vi
         if room.kernel().state().write_event_for(e, viewer, &mut line) {
             out.push_str(&line);
             out.push('\n');
+        }
+    }
+    // A guard's reason, as the server's answer to the seat's own attempt
+    // carries it (read here for every viewer, as if each had tried).
+    for e in events {
+        if let EventKind::ActionRejected { rejection, .. } = &e.kind {
+            if rejection.code == RejectCode::GuardDenied {
+                out.push_str(&room.kernel().state().scrub_text(&rejection.message, viewer));
+                out.push('\n');
+            }
         }
     }
     let doc = room.observe(viewer);
@@ -400,7 +413,12 @@ fn a_card_shuffled_back_into_the_pile_cannot_be_followed() {
 /// A copy of the game whose cards carry a marker in a hidden prop, whose
 /// prompt titles name the asked player's first card's marker, and whose
 /// `oops` button fails with the marker of the pile's bottom card in the
-/// error message.
+/// error message. Its own text names every card by id: the prompt titles
+/// the other hand's and the pile's cards, the status text the pile's top,
+/// `observe` and `public_view` the hands and the pile (in lists, as keys
+/// and in sentences), `legal_actions` flips of the pile's and the other
+/// hand's cards, and `can_act` refuses south's flips with a reason naming
+/// the pile and both hands.
 fn canary_game() -> PathBuf {
     let game = example_copy("hidden-canary", "peek-and-play");
     edit_manifest(&game, |doc| {
@@ -421,10 +439,31 @@ fn canary_game() -> PathBuf {
     });
     let main = game.join("scripts/main.lua");
     let src = std::fs::read_to_string(&main).expect("main.lua");
-    let src = src.replace(
+    let edit = |src: String, from: &str, to: &str| {
+        assert!(src.contains(from), "main.lua has no {from:?}");
+        src.replace(from, to)
+    };
+    let src = edit(
+        src,
         "ui:prompt(game.seat(seat), \"Your move\", choices,",
-        "local first = hand(seat):items()[1]\n  ui:prompt(game.seat(seat), \"Your move \" .. (first and first.props.secret or \"\"), choices,",
+        "local first = hand(seat):items()[1]\n  ui:prompt(game.seat(seat), \"Your move \" .. (first and first.props.secret or \"\") .. \" (theirs: \" .. names(hand(other(seat))) .. \"; pile: \" .. names(pile()) .. \")\", choices,",
     );
+    let src = edit(
+        src,
+        "local function say(text) game.entity(\"status\"):set_text(text) end",
+        NAMING_HELPERS,
+    );
+    let src = edit(
+        src,
+        "function observe(seat)\n  return {\n",
+        "function observe(seat)\n  return {\n    theirs = keyed(hand(other(seat))), pileIds = ids(pile()),\n    sentence = \"they hold \" .. names(hand(other(seat))) .. \".\",\n",
+    );
+    let src = edit(
+        src,
+        "function public_view()\n  return { ",
+        "function public_view()\n  return { hands = \"north holds \" .. names(hand(\"north\")) .. \"; south holds \" .. names(hand(\"south\")), pileIds = ids(pile()), north = keyed(hand(\"north\")), ",
+    );
+    let src = src + NAMING_FUNCTIONS;
     std::fs::write(&main, src).expect("write main.lua");
     std::fs::write(
         game.join("scripts/leaky.lua"),
@@ -432,6 +471,62 @@ fn canary_game() -> PathBuf {
     )
     .expect("write leaky.lua");
     game
+}
+
+/// The canary copy's helpers (in place of `say`, which now names the
+/// pile's top card too): a container's card ids as a list, as keys, and
+/// in words.
+const NAMING_HELPERS: &str = r#"local function ids(c)
+  local out = {}
+  for _, e in ipairs(c:items()) do out[#out + 1] = e.id end
+  return out
+end
+local function keyed(c)
+  local out = {}
+  for _, e in ipairs(c:items()) do out[e.id] = "held" end
+  return out
+end
+local function names(c) return table.concat(ids(c), ", ") end
+local function say(text)
+  game.entity("status"):set_text(text .. " [pile: " .. names(game.entity("draw_pile")) .. "]")
+end"#;
+
+/// The canary copy's legal actions and general guard, naming cards.
+const NAMING_FUNCTIONS: &str = r#"
+function legal_actions(seat)
+  local out = {}
+  for _, c in ipairs(pile():items()) do
+    out[#out + 1] = { type = "entity.flip", payload = { entityId = c.id } }
+  end
+  for _, c in ipairs(hand(other(seat)):items()) do
+    out[#out + 1] = { type = "entity.flip", payload = { entityId = c.id }, note = "flip " .. c.id .. "?" }
+  end
+  return out
+end
+
+function can_act(player, action)
+  if action.type == "entity.flip" and game.seat_of(player) == "south" then
+    return false, "no flips: the pile holds " .. names(pile()) .. "; north holds "
+      .. names(hand("north")) .. "; south holds " .. names(hand("south"))
+  end
+  return true
+end
+"#;
+
+/// The card ids (`c` and two digits) that appear in `text` as whole
+/// units (docs/observations.md, Text a game writes): not inside a longer
+/// word, such as an alias's hex digits.
+fn card_ids(text: &str) -> Vec<String> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices('c')
+        .filter_map(|(i, _)| {
+            let id = text.get(i..i + 3)?;
+            let digits = id[1..].bytes().all(|b| b.is_ascii_digit());
+            let before = text[..i].chars().next_back();
+            let after = text.get(i + 3..).and_then(|r| r.chars().next());
+            (digits && !word(before) && !word(after)).then(|| id.to_owned())
+        })
+        .collect()
 }
 
 /// The cards whose markers appear in `text`.
@@ -455,6 +550,7 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
         Viewer::Spectator,
     ];
     let (mut checked, mut referee_saw, mut errors) = (0, 0, 0);
+    let (mut ids_checked, mut ids_hidden) = (0, 0);
     for seed in 0..16_u64 {
         let mut room = started(&game, seed);
         let mut dice = Dice(seed.wrapping_add(77).wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
@@ -468,7 +564,8 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
                     .iter()
                     .filter(|e| e.type_name() == "script.error")
                     .count();
-                referee_saw += markers(&observation(&mut room, &events, &Viewer::Referee)).len();
+                let all = observation(&mut room, &events, &Viewer::Referee);
+                referee_saw += markers(&all).len();
                 for viewer in &viewers {
                     let text = observation(&mut room, &events, viewer);
                     for card in markers(&text) {
@@ -478,6 +575,19 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
                         );
                         checked += 1;
                     }
+                    // The game's text names every card: a seat reads only
+                    // the ids of the cards it sees.
+                    for card in card_ids(&text) {
+                        assert!(
+                            known(&room, &card, viewer),
+                            "seed {seed}: {viewer:?} got the id {card} after {action}:\n{text}"
+                        );
+                        ids_checked += 1;
+                    }
+                    ids_hidden += card_ids(&all)
+                        .iter()
+                        .filter(|c| !known(&room, c, viewer))
+                        .count();
                 }
             }
         }
@@ -487,6 +597,12 @@ fn no_canary_reaches_a_viewer_who_may_not_see_its_card() {
     assert!(
         referee_saw > 1000 && errors > 10 && checked > 1000,
         "{referee_saw} {errors} {checked}"
+    );
+    // And the ids: the referee read the game naming cards the viewers do
+    // not see, many times over; the viewers read the ids of their own.
+    assert!(
+        ids_hidden > 10_000 && ids_checked > 1000,
+        "{ids_hidden} {ids_checked}"
     );
 }
 
@@ -517,4 +633,59 @@ fn a_failing_view_is_null_for_the_seat_and_a_notice_for_the_designer() {
         "{notices}"
     );
     assert!(notices.contains(&first), "{notices}");
+}
+
+/// docs/observations.md, Text a game writes, end to end through Lua: the
+/// canary copy's `observe(seat)` names the other hand's cards in a list
+/// of keys and a sentence and the pile's in a list, and `public_view()`
+/// both hands — each reaches its viewer with `?` for every card it cannot
+/// place, as does the status text; once north has peeked, the same view
+/// names south's cards by their ids (north sees them now).
+#[test]
+fn a_games_view_names_cards_as_the_viewer_sees_them() {
+    let mut room = started(&canary_game(), 5);
+    let north = Viewer::Seat("north".into());
+    let view = |room: &mut Room, viewer: &Viewer| -> Value {
+        let doc: Value =
+            serde_json::from_str(&room.observe(viewer).to_canonical_json()).expect("JSON");
+        doc
+    };
+    let pile = items(&room, "draw_pile");
+    let south_hand = items(&room, "hand_south");
+    let doc = view(&mut room, &north);
+    assert_eq!(doc["view"]["theirs"], json!({"?": "held"}), "{doc}");
+    assert_eq!(doc["view"]["pileIds"], json!(vec!["?"; pile.len()]));
+    assert_eq!(doc["view"]["sentence"], json!("they hold ?, ?, ?."));
+    let status = doc["entities"]["status"]["components"]["text"]["value"]
+        .as_str()
+        .expect("the status text");
+    let unseen = vec!["?"; pile.len()].join(", ");
+    assert!(status.ends_with(&format!("[pile: {unseen}]")), "{status}");
+    let spectator = view(&mut room, &Viewer::Spectator);
+    assert_eq!(
+        spectator["view"]["hands"],
+        json!("north holds ?, ?, ?; south holds ?, ?, ?")
+    );
+    assert_eq!(spectator["view"]["north"], json!({"?": "held"}));
+    // North peeks: south's cards are north's to see, by their ids.
+    let (prompt, _) = open_prompt(&room, "north").expect("north to play");
+    act(&mut room, &respond("north", &prompt, "peek"));
+    let doc = view(&mut room, &north);
+    let keys: Vec<String> = doc["view"]["theirs"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut expected = south_hand.clone();
+    expected.sort();
+    assert_eq!(keys, expected, "{doc}");
+    assert_eq!(
+        doc["view"]["sentence"],
+        json!(format!("they hold {}.", south_hand.join(", ")))
+    );
+    // The spectator still sees none of them.
+    let spectator = view(&mut room, &Viewer::Spectator);
+    assert_eq!(
+        spectator["view"]["hands"],
+        json!("north holds ?, ?, ?; south holds ?, ?, ?")
+    );
 }

@@ -353,52 +353,58 @@ fn a_dropped_stream_resumes_and_a_long_absence_disconnects() {
 }
 
 /// A game whose secrets are markers: each seat's private hand holds cards
-/// marked `CANARY-N…` / `CANARY-S…`, the hidden pile `CANARY-P…`. The bell
+/// marked `CANARY-N…` / `CANARY-S…`, the hidden pile `CANARY-P…`; and
+/// each card's id is a marker too (`ID-N1`, `ID-P2`, …). The bell
 /// shuffles the pile and prompts the ringer with their own first card's
-/// marker; the `oops` button fails with the pile's and the south hand's
-/// markers in its error message; the `gate` button's guard refuses it with
-/// the presser's own first card's marker in its reason.
+/// marker and the pile's ids, offering the pile's top card as a choice;
+/// the `oops` button fails with the pile's and the south hand's markers in
+/// its error message; the `gate` button's guard refuses it with the
+/// presser's own first card's marker and id and the pile's ids in its
+/// reason; `can_act` refuses every flip naming every card; `observe`,
+/// `public_view` and the sensing tool `peek` name cards by id (docs/
+/// observations.md, Text a game writes).
 fn canary_game(dir: &std::path::Path) -> std::path::PathBuf {
     let game = dir.join("canary");
     std::fs::create_dir_all(game.join("scripts")).expect("dirs");
-    let card =
-        |id: &str, mark: &str| json!({"id": id, "props": {"secret": format!("CANARY-{mark}")}});
+    let card = |mark: &str| json!({"id": format!("ID-{mark}"), "props": {"secret": format!("CANARY-{mark}")}});
     let mut entities = vec![
-        json!({"id": "pile", "components": {"deck": {}, "container": {"visibility": "hidden", "items": ["q1", "q2", "q3"]}}}),
-        json!({"id": "hand_north", "components": {"container": {"visibility": "private", "owner": "north", "items": ["n1", "n2"]}}}),
-        json!({"id": "hand_south", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1", "s2"]}}}),
+        json!({"id": "pile", "components": {"deck": {}, "container": {"visibility": "hidden", "items": ["ID-P1", "ID-P2", "ID-P3"]}}}),
+        json!({"id": "hand_north", "components": {"container": {"visibility": "private", "owner": "north", "items": ["ID-N1", "ID-N2"]}}}),
+        json!({"id": "hand_south", "components": {"container": {"visibility": "private", "owner": "south", "items": ["ID-S1", "ID-S2"]}}}),
         json!({"id": "bell", "components": {"button": {}}}),
         json!({"id": "oops", "components": {"button": {}}}),
         json!({"id": "gate", "components": {"button": {}}}),
     ];
-    for (id, mark) in [
-        ("q1", "P1"),
-        ("q2", "P2"),
-        ("q3", "P3"),
-        ("n1", "N1"),
-        ("n2", "N2"),
-        ("s1", "S1"),
-        ("s2", "S2"),
-    ] {
-        entities.push(card(id, mark));
+    for mark in ["P1", "P2", "P3", "N1", "N2", "S1", "S2"] {
+        entities.push(card(mark));
     }
     let manifest = json!({
         "id": "canary", "name": "Canary", "version": "1.0.0", "kernelVersion": 1,
         "seats": ["north", "south"], "entities": entities,
         "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}],
-        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null, "clockVisibility": "private"}}
+        "match": {"timing": {"playerTotalMs": null, "decisionLimitMs": null, "clockVisibility": "private"},
+                  "resources": {"hints": {"amount": 1000, "reset": "match", "visibility": "private"}},
+                  "sensing": {"peek": {"resource": "hints", "cost": 1}}}
     });
     std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
     std::fs::write(
         game.join("scripts/main.lua"),
         r#"
+local function ids(c)
+  local out = {}
+  for _, e in ipairs(game.entity(c):items()) do out[#out + 1] = e.id end
+  return out
+end
+local function names(c) return table.concat(ids(c), " ") end
+local function other(seat) return seat == "north" and "south" or "north" end
 function on_button_pressed(event)
   if event.data.entityId == "bell" then
     storage.rings = (storage.rings or 0) + 1
     game.entity("pile"):shuffle()
     local seat = event.data.playerId == game.seat("north") and "north" or "south"
     local first = game.entity("hand_" .. seat):items()[1]
-    ui:prompt(event.data.playerId, "Yours: " .. first.props.secret, {"ok", "fine"}, { default = "ok" })
+    ui:prompt(event.data.playerId, "Yours: " .. first.props.secret .. "; the pile: " .. names("pile"),
+      {"ok", "fine", ids("pile")[1]}, { default = "ok" })
   elseif event.data.entityId == "oops" then
     error("leaked " .. game.entity("pile"):items()[1].props.secret .. " " .. game.entity("hand_south"):items()[1].props.secret)
   end
@@ -406,7 +412,23 @@ end
 function can_press(player, button)
   if button.id ~= "gate" then return true end
   local first = game.entity("hand_" .. game.seat_of(player)):items()[1]
-  return false, "closed; you hold " .. (first and first.props.secret or "nothing")
+  return false, "closed; you hold " .. (first and (first.props.secret .. " (" .. first.id .. ")") or "nothing")
+    .. "; the pile holds " .. names("pile")
+end
+function can_act(player, action)
+  if action.type ~= "entity.flip" then return true end
+  return false, "no flips: " .. names("pile") .. " / " .. names("hand_north") .. " / " .. names("hand_south")
+end
+function observe(seat)
+  local theirs = {}
+  for _, id in ipairs(ids("hand_" .. other(seat))) do theirs[id] = "held" end
+  return { pile = ids("pile"), theirs = theirs, sentence = "they hold " .. names("hand_" .. other(seat)) }
+end
+function public_view()
+  return { hands = "north holds " .. names("hand_north") .. "; south holds " .. names("hand_south") }
+end
+function sense_peek(seat, input)
+  return { pile = ids("pile"), sentence = "the pile holds " .. names("pile") }
 end
 function participation(seat) return "acting" end
 function is_terminal() return (storage.rings or 0) >= 8 end
@@ -419,8 +441,13 @@ function score() return { north = 1, south = 0 } end
 
 /// The markers in `bytes`.
 fn markers(bytes: &[u8]) -> Vec<String> {
+    marked(bytes, "CANARY-")
+}
+
+/// What follows each `mark` in `bytes` (two characters).
+fn marked(bytes: &[u8], mark: &str) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    text.match_indices("CANARY-")
+    text.match_indices(mark)
         .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 2))
         .map(str::to_owned)
         .collect()
@@ -447,7 +474,7 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
         for c in [&mut north, &mut south] {
             let obs = c.observe(None);
             // Poke at every card, the other hand's and the pile's included.
-            for card in ["n1", "s1", "q1", "q2"] {
+            for card in ["ID-N1", "ID-S1", "ID-P1", "ID-P2"] {
                 c.act(&json!({"type": "entity.flip", "payload": {"entityId": card}}));
                 c.act(&json!({"type": "entity.grab", "payload": {"entityId": card}}));
             }
@@ -458,6 +485,30 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
             assert_eq!(gate["code"], "guard_denied", "{gate}");
             let reason = gate["message"].as_str().unwrap_or_default();
             assert!(reason.starts_with("closed; you hold"), "{gate}");
+            // Its ids as the seat sees them: its own card's, and `?` for
+            // each card of the pile.
+            assert!(reason.ends_with("; the pile holds ? ? ?"), "{gate}");
+            let own = if c.seat == "north" { "(ID-N" } else { "(ID-S" };
+            assert!(reason.contains(own), "{gate}");
+            // `can_act`'s reason names every card: the seat's own only.
+            let flip = c.act(&json!({"type": "entity.flip", "payload": {"entityId": "bell"}}));
+            let expected = if c.seat == "north" {
+                "no flips: ? ? ? / ID-N1 ID-N2 / ? ?"
+            } else {
+                "no flips: ? ? ? / ? ? / ID-S1 ID-S2"
+            };
+            assert_eq!(flip["message"], expected, "{flip}");
+            // A sensing tool's answer names the pile's cards as `?`.
+            let sensed = c.act(&json!({"type": "match.sense", "payload": {"name": "peek"}}));
+            let answer = sensed["events"]
+                .as_array()
+                .and_then(|l| l.iter().find(|e| e["type"] == "match.sensed"))
+                .map(|e| e["data"]["answer"].clone());
+            assert_eq!(
+                answer,
+                Some(json!({"pile": ["?", "?", "?"], "sentence": "the pile holds ? ? ?"})),
+                "{sensed}"
+            );
             let own = gate["events"]
                 .as_array()
                 .and_then(|l| l.iter().find(|e| e["type"] == "action.rejected"));
@@ -465,12 +516,16 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
             c.act(&press("bell"));
             let seq = obs["seq"].as_u64().expect("seq");
             let after = c.observe(Some(seq));
-            // Answer the bell's prompt with one of the legal actions.
+            // Answer the bell's prompt with one of the legal actions: the
+            // last, the pile's top card — `?` to the seat, which answers
+            // with what it was shown.
             if let Some(a) = after["legalActions"]
                 .as_array()
-                .and_then(|l| l.iter().find(|a| a["type"] == "prompt.respond"))
+                .and_then(|l| l.iter().rfind(|a| a["type"] == "prompt.respond"))
             {
-                c.act(a);
+                assert_eq!(a["payload"]["response"], "?", "{a}");
+                let answered = c.act(a);
+                assert_eq!(answered["accepted"], true, "{answered}");
             }
             // Malformed and refused requests answer too.
             c.call(
@@ -513,6 +568,24 @@ fn no_canary_reaches_a_seat_or_spectator_over_http() {
         markers(&spectator.seen).is_empty(),
         "the spectator saw {:?}",
         markers(&spectator.seen)
+    );
+    // Nor any card's id through the game's text (guard reasons, prompts,
+    // views, sensing answers, legal actions), but its own cards'.
+    let north_ids = marked(&north.seen, "ID-");
+    let south_ids = marked(&south.seen, "ID-");
+    assert!(
+        north_ids.iter().all(|m| m.starts_with('N')),
+        "north saw {north_ids:?}"
+    );
+    assert!(
+        south_ids.iter().all(|m| m.starts_with('S')),
+        "south saw {south_ids:?}"
+    );
+    assert!(!north_ids.is_empty() && !south_ids.is_empty());
+    let spectator_ids = marked(&spectator.seen, "ID-");
+    assert!(
+        spectator_ids.is_empty(),
+        "the spectator saw {spectator_ids:?}"
     );
     // The canary was there to find: each seat saw its own cards' markers,
     // and the failing button did fail.

@@ -97,6 +97,11 @@ pub struct State {
     /// How the entities the last action destroyed could be seen just
     /// before (their events still name them). Not canonical.
     pub(crate) gone: Vec<(Id, crate::entity::Exposure)>,
+    /// The most units (`id::id_units`) any entity id this room has
+    /// held has: how far the scrub of a game's text looks ahead for an
+    /// id (docs/observations.md, Text a game writes). Only grows. Not
+    /// canonical.
+    pub(crate) id_units: usize,
 }
 
 /// A storage stamp never handed out before in this process (the first is 1:
@@ -147,6 +152,7 @@ impl State {
             buried: Vec::new(),
             alias_key: alias_key(seed),
             gone: Vec::new(),
+            id_units: 0,
         }
     }
 
@@ -203,6 +209,7 @@ impl State {
             .is_some_and(|s| !self.spatial.snap_radius_fits(s.radius));
         self.spatial.add(footprint(&entity));
         let id = entity.id.clone();
+        self.id_units = self.id_units.max(crate::id::id_units(&id));
         let key = self.entities.insert(entity);
         self.index.insert(id, key);
         self.order = OnceLock::new();
@@ -495,6 +502,7 @@ impl State {
             return Err(format!("entity id \"{}\" is used twice", entity.id));
         }
         let id = entity.id.clone();
+        self.id_units = self.id_units.max(crate::id::id_units(&id));
         let key = self.entities.insert(entity);
         self.index.insert(id, key);
         self.order = OnceLock::new();

@@ -14,6 +14,11 @@ const CANARY: &str = "CANARY-7f3a";
 /// Two seats with hands, a hidden draw pile, a public discard, a card face
 /// down on the table and one face up; every card carries a marker prop.
 fn table() -> Kernel {
+    table_with(Vec::new())
+}
+
+/// [`table`] with `extra` entities besides.
+fn table_with(extra: Vec<Value>) -> Kernel {
     let card = |id: &str, face_down: bool| {
         json!({"id": id, "tags": ["card"], "props": {"secret": format!("{CANARY}-{id}")},
                "components": {"flippable": {"flipped": face_down}, "grabbable": {},
@@ -38,6 +43,7 @@ fn table() -> Kernel {
     ] {
         entities.push(card(id, down));
     }
+    entities.extend(extra);
     let mut k = started(
         &json!({"seats": ["north", "south"], "entities": entities}),
         3,
@@ -755,4 +761,290 @@ fn an_alias_is_the_documented_keyed_hash() {
     by_trip.extend_from_slice(&trip.at.to_le_bytes());
     by_trip.extend_from_slice(&trip.n.to_le_bytes());
     assert_eq!(state.alias(p1), expect(&by_trip));
+}
+
+// docs/observations.md, Text a game writes: every entity id in text a
+// game writes for a viewer names the entity as that viewer sees it — its
+// id, its alias, or `?` — exactly like the kernel's own messages; the
+// referee reads the text as written.
+
+fn alias_of(k: &Kernel, id: &str) -> String {
+    k.state().alias(k.state().entity(id).expect("entity"))
+}
+
+fn read(k: &Kernel, text: &str, viewer: &str) -> String {
+    k.state()
+        .scrub_text(text, &Viewer::parse(viewer))
+        .into_owned()
+}
+
+/// The seat grabs the face-down card by its alias and the game's guard
+/// answers `"cannot take " .. entity.id`: the seat reads the alias, never
+/// the id; a card in the hidden pile is `?`; a face-up card keeps its id.
+#[test]
+fn a_guards_reason_names_a_hidden_card_only_as_the_seat_sees_it() {
+    let mut k = table();
+    let mut host = digipology_kernel::ClosureHost::new().with_guard(|_, request| {
+        digipology_kernel::Verdict::Deny {
+            reason: Some(format!(
+                "cannot take {}; p1 is next, then t_up",
+                request.entity_id
+            )),
+        }
+    });
+    let down = alias_of(&k, "t_down");
+    let out = k.process_json(
+        &by("ann", "entity.grab", json!({"entityId": down})),
+        &mut host,
+    );
+    let reason = out.rejection().expect("refused").message.clone();
+    assert_eq!(reason, "cannot take t_down; p1 is next, then t_up");
+    assert_eq!(read(&k, &reason, "referee"), reason);
+    for viewer in ["north", "south", "spectator"] {
+        assert_eq!(
+            read(&k, &reason, viewer),
+            format!("cannot take {down}; ? is next, then t_up"),
+            "{viewer}"
+        );
+    }
+    // In the seat's own hand, face down: its id, to its owner only.
+    assert_eq!(read(&k, "n1, s1", "north"), "n1, ?");
+    assert_eq!(read(&k, "n1, s1", "south"), "?, s1");
+}
+
+/// docs/observations.md, Text a game writes: an id is found as whole
+/// units — a word (letters, digits, `_`) or one other character — the
+/// leftmost first, then the longest: not inside a longer id or word, but
+/// next to quotes and punctuation; an id of several units as a whole.
+#[test]
+fn an_id_in_text_is_found_as_whole_units_not_inside_a_longer_id() {
+    let card =
+        |id: &str, down: bool| json!({"id": id, "components": {"flippable": {"flipped": down}}});
+    let k = started(
+        &json!({"seats": ["north"], "entities": [
+            {"id": "pile", "components": {"container": {"visibility": "hidden",
+                "items": ["card_1", "ace of spades", "c-1"]}}},
+            card("card_1", true), card("card_10", false), card("ace of spades", true),
+            card("ace", false), card("c-1", true), card("c-10", false)]}),
+        2,
+    );
+    let cases = [
+        ("take card_1.", "take ?."),
+        ("take card_10, not card_1!", "take card_10, not ?!"),
+        ("\"card_1\"", "\"?\""),
+        ("play:card_1", "play:?"),
+        ("(card_1)[card_1]{card_1}", "(?)[?]{?}"),
+        (
+            "xcard_1 card_1x card_100 card_1_",
+            "xcard_1 card_1x card_100 card_1_",
+        ),
+        ("the ace of spades, an ace", "the ?, an ace"),
+        ("c-1 c-10 c-1.", "? c-10 ?."),
+        ("", ""),
+    ];
+    for (text, seen) in cases {
+        assert_eq!(read(&k, text, "north"), seen, "{text}");
+        assert_eq!(read(&k, text, "referee"), text, "{text}");
+    }
+}
+
+/// A prompt's question, choices and default name hidden cards as the
+/// seat sees them — in the projection and in `prompt.created` — and the
+/// seat answers with what it was shown: the alias stands for the card.
+#[test]
+fn a_prompt_naming_hidden_cards_reads_and_is_answered_as_the_seat_sees_them() {
+    let mut k = table();
+    let down = alias_of(&k, "t_down");
+    let out = run(
+        &mut k,
+        script(
+            "prompt.create",
+            json!({"id": "q", "kind": "choice", "playerId": "bob",
+                   "title": "Take t_down, p1 or t_up?",
+                   "choices": ["t_down", "p1", "t_up", "take:t_down"], "default": "t_down"}),
+        ),
+    );
+    let seen_title = format!("Take {down}, ? or t_up?");
+    let seen_choices = json!([down, "?", "t_up", format!("take:{down}")]);
+    let created = &events_for(&k, &out, "south")[0]["data"];
+    assert_eq!(created["title"], json!(seen_title));
+    assert_eq!(created["choices"], seen_choices);
+    assert_eq!(created["default"], json!(down));
+    let prompt = &view(&k, "south")["prompts"]["q"];
+    assert_eq!(prompt["title"], json!(seen_title));
+    assert_eq!(prompt["choices"], seen_choices);
+    assert_eq!(prompt["default"], json!(down));
+    let referee = &view(&k, "referee")["prompts"]["q"];
+    assert_eq!(referee["title"], json!("Take t_down, p1 or t_up?"));
+    // Bob answers with the alias he was shown: the game gets its choice.
+    let out = run(
+        &mut k,
+        by(
+            "bob",
+            "prompt.respond",
+            json!({"promptId": "q", "response": format!("take:{down}")}),
+        ),
+    );
+    assert_eq!(
+        events_for(&k, &out, "referee")[0]["data"]["response"],
+        json!("take:t_down")
+    );
+    assert_eq!(
+        events_for(&k, &out, "south")[0]["data"]["response"],
+        json!(format!("take:{down}"))
+    );
+}
+
+/// What the game wrote on an entity a viewer sees in full — its props
+/// (values, keys, sentences), tags and text — names hidden cards as the
+/// viewer sees them; two keys that read the same keep the entry whose
+/// value is first in canonical order (not the one of the smaller real id).
+#[test]
+fn props_tags_and_texts_name_hidden_cards_as_the_viewer_sees_them() {
+    let k = started(
+        &json!({"seats": ["north"], "entities": [
+            {"id": "pile", "components": {"container": {"visibility": "hidden", "items": ["p1", "p2"]}}},
+            {"id": "p1"}, {"id": "p2"}, {"id": "up"},
+            {"id": "down", "components": {"flippable": {"flipped": true}}},
+            {"id": "sign", "tags": ["about:p1"], "components": {"text": {"value": "bottom: p2; up is up"}},
+             "props": {"pair": "down", "list": ["p1", "up"], "sentence": "p1 then p2",
+                       "keyed": {"p1": "b", "p2": "a", "up": "c"}}}]}),
+        2,
+    );
+    let down = alias_of(&k, "down");
+    for viewer in ["north", "spectator"] {
+        let sign = &view(&k, viewer)["entities"]["sign"];
+        assert_eq!(sign["tags"], json!(["about:?"]), "{viewer}");
+        assert_eq!(
+            sign["components"]["text"],
+            json!({"value": "bottom: ?; up is up"}),
+            "{viewer}"
+        );
+        assert_eq!(
+            sign["props"],
+            json!({"pair": down, "list": ["?", "up"], "sentence": "? then ?",
+                   "keyed": {"?": "a", "up": "c"}}),
+            "{viewer}"
+        );
+    }
+    let sign = &view(&k, "referee")["entities"]["sign"];
+    assert_eq!(
+        sign["props"]["keyed"],
+        json!({"p1": "b", "p2": "a", "up": "c"})
+    );
+}
+
+/// A value of the game's (a view, an answer) is read the same way, and
+/// `State::scrub_json` reads JSON as `State::scrub_value` reads values.
+#[test]
+fn a_games_answer_names_hidden_cards_as_the_viewer_sees_them() {
+    let k = table();
+    let down = alias_of(&k, "t_down");
+    let answer = json!({"top": "p1", "cards": ["t_down", "t_up", "n1"],
+                        "p2": "hidden key", "say": "t_down is face down, n1 is north's"});
+    let mut value = digipology_kernel::Value::from_json(&answer).expect("canonical");
+    k.state().scrub_value(&mut value, &Viewer::parse("north"));
+    let expected = json!({"top": "?", "cards": [down, "t_up", "n1"], "?": "hidden key",
+                          "say": format!("{down} is face down, n1 is north's")});
+    assert_eq!(value.to_json(), expected);
+    let mut as_json = answer.clone();
+    k.state().scrub_json(&mut as_json, &Viewer::parse("north"));
+    assert_eq!(as_json, expected);
+    let mut south = answer.clone();
+    k.state().scrub_json(&mut south, &Viewer::parse("south"));
+    assert_eq!(south["cards"], json!([down, "t_up", "?"]));
+    let mut referee = answer.clone();
+    k.state().scrub_json(&mut referee, &Viewer::Referee);
+    assert_eq!(referee, answer);
+}
+
+/// docs/observations.md, The events a viewer sees: the text of an event
+/// kept past its action is judged as it happened — a prompt that named a
+/// card in the pile still reads `?` after the card is turned up for all.
+#[test]
+fn an_events_text_is_judged_as_it_happened() {
+    let mut k = table();
+    let out = run(
+        &mut k,
+        script(
+            "prompt.create",
+            json!({"id": "q", "kind": "confirm", "playerId": "bob", "title": "p1 is on top"}),
+        ),
+    );
+    let mut kept = out.events.clone();
+    for e in &mut kept {
+        k.state().pin_sight(e);
+    }
+    run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "p1", "from": "pile", "to": "discard", "index": 0}),
+        ),
+    );
+    run(&mut k, script("entity.flip", json!({"entityId": "p1"})));
+    assert_eq!(read(&k, "p1", "south"), "p1", "turned up for all now");
+    let mut line = String::new();
+    assert!(k
+        .state()
+        .write_event_for(&kept[0], &Viewer::parse("south"), &mut line));
+    let e: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(e["data"]["title"], json!("? is on top"), "{line}");
+}
+
+/// The canary for the game's text: a game that names every card in its
+/// prompts, on a sign and in a prop shows each viewer no real id of a
+/// card it does not fully see, over the state and the events.
+#[test]
+fn no_hidden_id_reaches_a_viewer_through_the_games_text() {
+    let all = ["n1", "n2", "s1", "p1", "p2", "p3", "d1", "t_down", "t_up"];
+    let sentence = all.join(" ");
+    let mut k = table_with(vec![json!({"id": "sign",
+        "props": {"all": format!("of {sentence} "), "list": all},
+        "components": {"text": {"value": format!("of {sentence} ")}}})]);
+    let mut outs = vec![run(
+        &mut k,
+        script(
+            "text.set",
+            json!({"entityId": "sign", "value": format!("of {sentence} !")}),
+        ),
+    )];
+    for player in ["ann", "bob"] {
+        outs.push(run(
+            &mut k,
+            script(
+                "prompt.create",
+                json!({"id": format!("q_{player}"), "kind": "choice", "playerId": player,
+                       "title": format!("which of {sentence}?"), "choices": all}),
+            ),
+        ));
+    }
+    let visible = |viewer: &str| -> Vec<&str> {
+        match viewer {
+            "north" => vec!["n1", "n2", "d1", "t_up"],
+            "south" => vec!["s1", "d1", "t_up"],
+            _ => vec!["d1", "t_up"],
+        }
+    };
+    for viewer in ["north", "south", "spectator"] {
+        let mut text = k
+            .state()
+            .project(&Viewer::parse(viewer))
+            .to_canonical_json();
+        for out in &outs {
+            for e in events_for(&k, out, viewer) {
+                text.push_str(&e.to_string());
+            }
+        }
+        for card in all {
+            let named = text.contains(&format!("\"{card}\""))
+                || text.contains(&format!(" {card} "))
+                || text.contains(&format!("of {card} "));
+            assert_eq!(
+                named,
+                visible(viewer).contains(&card),
+                "{viewer} and {card}: {text}"
+            );
+        }
+    }
 }

@@ -571,16 +571,38 @@ impl Room {
     /// [`Room::observation`] with its clocks read at `now` (a room run in
     /// real time, whose clock stands at its last input): a running clock
     /// shows what is left of it then. The room's own clock does not move.
+    /// What the game said in it — the phase's name, the legal actions, why
+    /// the match was aborted, its view — names entities as the viewer sees
+    /// them (docs/observations.md, Text a game writes).
     pub fn observation_at(&mut self, viewer: &Viewer, now: i64) -> Value {
         let now = now.max(self.clock);
         let mut doc = match_parts(self.matchup.as_deref(), self.kernel.state(), viewer, now);
         let view = self.observe(viewer).to_json();
         doc.insert("view".into(), view);
-        let legal = match viewer {
+        let mut legal = match viewer {
             Viewer::Seat(s) => Value::Array(self.legal_actions(s)),
             _ => Value::Array(Vec::new()),
         };
+        let state = self.kernel.state();
+        if let Value::Array(list) = &mut legal {
+            for a in list.iter_mut().filter_map(Value::as_object_mut) {
+                // An action's type is a registry name, not the game's text.
+                let ty = a.remove("type");
+                for v in a.values_mut() {
+                    state.scrub_json(v, viewer);
+                }
+                if let Some(ty) = ty {
+                    a.insert("type".into(), ty);
+                }
+            }
+        }
         doc.insert("legalActions".into(), legal);
+        if let Some(phase) = doc.get_mut("phase") {
+            state.scrub_json(phase, viewer);
+        }
+        if let Some(reason) = doc.get_mut("result").and_then(|r| r.get_mut("reason")) {
+            state.scrub_json(reason, viewer);
+        }
         Value::Object(doc)
     }
 
@@ -889,6 +911,18 @@ impl Room {
     pub fn match_result(&self) -> Option<String> {
         let r = self.matchup.as_ref()?.book.result.as_ref()?;
         serde_json::to_string(r).ok()
+    }
+
+    /// [`Room::match_result`] as `viewer` may read it: why a match was
+    /// aborted is the game's text (docs/observations.md, Text a game
+    /// writes).
+    pub fn match_result_for(&self, viewer: &Viewer) -> Option<String> {
+        let r = self.matchup.as_ref()?.book.result.as_ref()?;
+        let mut v = serde_json::to_value(r).ok()?;
+        if let Some(reason) = v.get_mut("reason") {
+            self.kernel.state().scrub_json(reason, viewer);
+        }
+        Some(v.to_string())
     }
 
     /// The room clock (ms).

@@ -401,7 +401,8 @@ impl Room {
     /// kernel's projection of the state and, for a seat or a spectator,
     /// the game's own `view` from Lua `observe(seat)` / `public_view()`
     /// (null when the game defines none — or when it fails: the failure
-    /// goes out as a notice, for the designer, never to the viewer).
+    /// goes out as a notice, for the designer, never to the viewer), with
+    /// every entity id in its strings as the viewer sees the entity.
     pub fn observe(&mut self, viewer: &Viewer) -> digipology_kernel::Value {
         let state = self.kernel.state();
         let mut doc = state.project(viewer);
@@ -412,7 +413,10 @@ impl Room {
         };
         let view = match self.scripts.as_mut().and_then(|h| h.view(state, seat)) {
             None => digipology_kernel::Value::Null,
-            Some(Ok(v)) => v,
+            Some(Ok(mut v)) => {
+                state.scrub_value(&mut v, viewer);
+                v
+            }
             Some(Err(f)) => {
                 let line = format!(
                     "{} failed ({}), the view is null: {}",

@@ -426,7 +426,7 @@ impl Live {
     fn mark_finished(&mut self) {
         self.finished = true;
         self.grace.clear();
-        self.hub.finished(&self.id, self.room.match_result());
+        self.hub.finished(&self.id, self.public_result());
     }
 
     fn tick(&self) -> Tick {
@@ -595,6 +595,12 @@ impl Live {
         }
     }
 
+    /// The match's result as the lobby lists it to anyone: why it was
+    /// aborted is the game's text, read as a spectator may.
+    fn public_result(&self) -> Option<String> {
+        self.room.match_result_for(&Viewer::Spectator)
+    }
+
     /// The answer to the attempt that took sequence `seq`: accepted or
     /// rejected (its code and message as the seat sees them, a guard's
     /// reason up to [`REASON_MAX`] characters), with the events of that
@@ -614,9 +620,12 @@ impl Live {
             if let EventKind::ActionRejected { rejection, .. } = &e.kind {
                 // A guard's reason is the game's word to the player who
                 // tried: it goes to this seat (the attempt is its own),
-                // and to no other viewer (docs/observations.md).
+                // and to no other viewer (docs/observations.md), naming
+                // entities as the seat sees them — read before it is cut,
+                // as a cut id would no longer be found.
                 if rejection.code == RejectCode::GuardDenied {
-                    let reason: String = rejection.message.chars().take(REASON_MAX).collect();
+                    let reason = state.scrub_text(&rejection.message, self.sight(e, &viewer));
+                    let reason: String = reason.chars().take(REASON_MAX).collect();
                     v["data"]["message"] = json!(reason);
                 }
                 if rejected.is_none() {
@@ -839,11 +848,7 @@ impl Live {
             match_id: self.id.clone(),
             first: self.next_line,
             ack,
-            finished: if ended {
-                self.room.match_result()
-            } else {
-                None
-            },
+            finished: if ended { self.public_result() } else { None },
             lines,
         };
         let items = self.project();

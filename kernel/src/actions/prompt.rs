@@ -201,6 +201,28 @@ fn open_prompt<'s>(txn: &'s Txn<'_>, p: &Payload<'_>) -> Result<(Id, &'s Prompt)
     Ok((pid.clone(), prompt))
 }
 
+/// The choice a seated player answers with as its seat was shown it
+/// (docs/observations.md, Text a game writes: a choice naming a card the
+/// seat sees under an alias reads with the alias): the first choice that
+/// reads as `response` to the seat.
+fn choice_as_seen(
+    state: &crate::state::State,
+    actor: &str,
+    choices: &[Value],
+    response: &Value,
+) -> Option<Value> {
+    let seat = state.seat_of(actor)?;
+    let viewer = crate::observe::Viewer::Seat(seat.clone());
+    choices
+        .iter()
+        .find(|c| {
+            let mut seen = (*c).clone();
+            state.scrub_value(&mut seen, &viewer);
+            seen == *response
+        })
+        .cloned()
+}
+
 /// An open prompt becomes canceled.
 pub(crate) fn cancel(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["promptId"])?;
@@ -222,7 +244,7 @@ pub(crate) fn respond(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let Some(raw) = p.opt("response") else {
         return reject(RejectCode::MissingField, "payload.response is required");
     };
-    let response = canonical(&raw, "response")?;
+    let mut response = canonical(&raw, "response")?;
     let (id, prompt) = open_prompt(txn, &p)?;
     let actor = action.source.player_id().unwrap_or_default();
     let target = &*prompt.player_id;
@@ -233,10 +255,17 @@ pub(crate) fn respond(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
         );
     }
     let fits = match prompt.kind.as_str() {
-        "choice" => prompt
-            .choices
-            .as_ref()
-            .is_some_and(|c| c.contains(&response)),
+        "choice" => match prompt.choices.as_deref() {
+            Some(c) if c.contains(&response) => true,
+            Some(c) => match choice_as_seen(txn.state(), actor, c, &response) {
+                Some(real) => {
+                    response = real;
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        },
         "confirm" => matches!(response, Value::Bool(_)),
         "number" => match (&response, prompt.min, prompt.max, prompt.step) {
             (Value::Number(n), Some(min), Some(max), Some(step)) => on_grid(*n, min, max, step),

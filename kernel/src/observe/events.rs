@@ -3,11 +3,12 @@
 
 use std::borrow::Cow;
 
+use super::text::{is_text_key, Reader};
 use super::{Sight, Viewer};
 use crate::event::{Event, EventKind, Field};
 use crate::reject::RejectCode;
 use crate::state::State;
-use crate::value::write_string;
+use crate::value::{write_string, Value};
 
 impl State {
     /// Writes `event` as `viewer` may see it — one JSONL line without the
@@ -59,6 +60,7 @@ impl State {
             };
             data.push((key, names, shown));
         });
+        let reader = Reader::new(self, viewer, event.seen.as_deref());
         for (key, names, shown) in &mut data {
             let keep = match kind {
                 EventKind::ActionRejected { rejection, .. } => match *key {
@@ -71,7 +73,7 @@ impl State {
                             RejectCode::ScriptError | RejectCode::GuardDenied
                         ) =>
                     {
-                        *shown = Shown::Text(Cow::Owned(self.scrub(&rejection.message, viewer)));
+                        *shown = Shown::Text(Cow::Owned(reader.message(&rejection.message)));
                         true
                     }
                     _ => false,
@@ -83,58 +85,13 @@ impl State {
             };
             if !keep {
                 *shown = Shown::Field(Field::Null);
+            } else if is_text_key(kind, key) {
+                // The game's text: its ids as this viewer sees them.
+                read_text(&reader, shown);
             }
         }
         write_line(event, &mut data, out);
         true
-    }
-
-    /// A rejection's message as `viewer` may read it: every quoted name
-    /// that is not the id of an entity it fully sees, nor of a prompt
-    /// addressed to the player in its seat, becomes `?` (an alias for an
-    /// entity it sees under an alias) — a made-up name and a hidden card's
-    /// id read the same — and so does every unquoted word that is the id of
-    /// an entity it does not fully see.
-    fn scrub(&self, message: &str, viewer: &Viewer) -> String {
-        let mut out = String::with_capacity(message.len());
-        for (i, part) in message.split('"').enumerate() {
-            if i > 0 {
-                out.push('"');
-            }
-            if i % 2 == 1 {
-                match self.sight_of(part, viewer) {
-                    Some(Sight::Known) => out.push_str(part),
-                    Some(Sight::Alias(a)) => out.push_str(&a),
-                    None if self.own_prompt(part, viewer) => out.push_str(part),
-                    Some(Sight::Unlisted) | None => out.push('?'),
-                }
-                continue;
-            }
-            let mut rest = part;
-            while let Some(start) = rest.find(|c: char| !is_separator(c)) {
-                out.push_str(&rest[..start]);
-                rest = &rest[start..];
-                let end = rest.find(is_separator).unwrap_or(rest.len());
-                let word = &rest[..end];
-                match self.sight_of(word, viewer) {
-                    Some(Sight::Known) | None => out.push_str(word),
-                    Some(Sight::Alias(a)) => out.push_str(&a),
-                    Some(Sight::Unlisted) => out.push('?'),
-                }
-                rest = &rest[end..];
-            }
-            out.push_str(rest);
-        }
-        out
-    }
-
-    /// Whether `id` names a prompt, open or not, addressed to the player
-    /// in `viewer`'s seat (its own question: the seat saw it asked).
-    fn own_prompt(&self, id: &str, viewer: &Viewer) -> bool {
-        let player = self.seated(viewer);
-        self.prompts
-            .get(id)
-            .is_some_and(|p| Some(&p.player_id) == player)
     }
 }
 
@@ -200,14 +157,22 @@ fn physical(kind: &EventKind, key: &str) -> bool {
     )
 }
 
-/// Splits words in a message: ids are written between quotes or spaces,
-/// and may end a clause.
-fn is_separator(c: char) -> bool {
-    c.is_whitespace()
-        || matches!(
-            c,
-            '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}'
-        )
+/// A kept text value read as the viewer may read it (a value it does not
+/// change stays borrowed).
+fn read_text(reader: &Reader<'_>, shown: &mut Shown<'_>) {
+    match shown {
+        Shown::Field(Field::Str(s)) => {
+            if let Cow::Owned(t) = reader.text(s) {
+                *shown = Shown::Text(Cow::Owned(t));
+            }
+        }
+        Shown::Field(Field::Value(v)) => {
+            let mut v = (*v).clone();
+            reader.value(&mut v);
+            *shown = Shown::Value(v);
+        }
+        _ => {}
+    }
 }
 
 /// An event data value as a viewer sees it.
@@ -215,6 +180,7 @@ enum Shown<'a> {
     Field(Field<'a>),
     Text(Cow<'a, str>),
     Ids(Vec<Option<Cow<'a, str>>>),
+    Value(Value),
 }
 
 impl Shown<'_> {
@@ -222,6 +188,7 @@ impl Shown<'_> {
         match self {
             Shown::Field(f) => f.write_canonical(out),
             Shown::Text(t) => write_string(t, out),
+            Shown::Value(v) => v.write_canonical(out),
             Shown::Ids(ids) => {
                 out.push('[');
                 for (i, id) in ids.iter().enumerate() {

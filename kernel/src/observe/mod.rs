@@ -1,14 +1,16 @@
 //! What a viewer may see (docs/observations.md): viewers, how a viewer
 //! sees one entity (its sight) and the aliases hidden things go under.
 //! Built on it, one projection per output — the state (`state.rs`), each
-//! event (`events.rs`) — and how a seated player names what it sees
-//! (`acting.rs`). Deny by default: what is not named as visible is left
-//! out.
+//! event (`events.rs`) — the one rule for text a viewer reads, the
+//! game's and the kernel's messages (`text.rs`), and how a seated player
+//! names what it sees (`acting.rs`). Deny by default: what is not named
+//! as visible is left out.
 
 mod acting;
 pub(crate) use acting::shown_name;
 mod events;
 mod state;
+mod text;
 
 use crate::entity::{Entity, Exposure, Placement, Reveal, Visibility, Within};
 use crate::event::{Event, EventKind, Field};
@@ -155,8 +157,9 @@ impl State {
         }
     }
 
-    /// The entities an event names that are not in plain sight of everyone
-    /// right now, with how they can be seen (the rest every viewer sees).
+    /// The entities an event names — in its entity keys, or in its text
+    /// (`text.rs`) — that are not in plain sight of everyone right now,
+    /// with how they can be seen (the rest every viewer sees).
     pub(crate) fn seen_in(&self, kind: &EventKind) -> Vec<(Id, Exposure)> {
         let mut seen: Vec<(Id, Exposure)> = Vec::new();
         let mut look = |id: &str| {
@@ -176,6 +179,9 @@ impl State {
         kind.fields(&mut |key, field| match field {
             Field::Str(id) if kind.is_entity_key(key) => look(id),
             Field::Ids(ids) if kind.is_entity_key(key) => ids.iter().for_each(|id| look(id)),
+            // The ids its text names are judged as it happened too.
+            Field::Str(text) if text::is_text_key(kind, key) => self.ids_in(text, &mut look),
+            Field::Value(v) if text::is_text_key(kind, key) => self.ids_in_value(v, &mut look),
             _ => {}
         });
         seen

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::text::Reader;
 use super::{Sight, Viewer};
 use crate::canonical::entity_value;
 use crate::entity::{Entity, Visibility};
@@ -19,6 +20,18 @@ const PHYSICAL: &[&str] = &[
     "lockable",
     "stackable",
     "transform",
+];
+
+/// The parts of a known entity's components the game wrote freely (its
+/// tags and props too): a text, a die's faces and face, a snap point's
+/// tags. Read as docs/observations.md, Text a game writes, says; the rest
+/// is the kernel's (numbers, flags, names from a fixed list, ids shown as
+/// seen).
+const GAME_TEXT: &[(&str, &str)] = &[
+    ("text", "value"),
+    ("die", "faces"),
+    ("die", "value"),
+    ("snap_point", "tags"),
 ];
 
 impl State {
@@ -79,9 +92,24 @@ impl State {
         };
         m.remove("trip");
         m.remove("revealedTo");
+        // What the game wrote on it names hidden entities as the viewer
+        // sees them (the ids inside, below, are shown as seen anyway).
+        let reader = Reader::new(self, viewer, None);
+        for key in ["tags", "props"] {
+            if let Some(x) = m.get_mut(key) {
+                reader.value(x);
+            }
+        }
         let Some(Value::Object(comps)) = m.get_mut("components") else {
             return v;
         };
+        for (component, key) in GAME_TEXT {
+            if let Some(Value::Object(c)) = comps.get_mut(*component) {
+                if let Some(x) = c.get_mut(*key) {
+                    reader.value(x);
+                }
+            }
+        }
         if let Some(c) = &e.components.container {
             let open = match &c.visibility {
                 Visibility::Public => true,
@@ -135,14 +163,26 @@ impl State {
 
     /// The open prompts addressed to the player in the viewer's seat (an
     /// answered or canceled one is history: its question was the seat's
-    /// to see then, not necessarily now).
+    /// to see then, not necessarily now), with the game's text in them —
+    /// question, choices, default — naming entities as the seat sees them.
     fn own_prompts(&self, viewer: &Viewer) -> Value {
         let player = self.seated(viewer);
+        let reader = Reader::new(self, viewer, None);
         let mine = self
             .prompts
             .iter()
             .filter(|(_, p)| Some(&p.player_id) == player && p.status == PromptStatus::Open)
-            .map(|(id, p)| (id.to_string(), p.to_value()));
+            .map(|(id, p)| {
+                let mut v = p.to_value();
+                if let Value::Object(m) = &mut v {
+                    for key in ["title", "choices", "default", "response"] {
+                        if let Some(x) = m.get_mut(key) {
+                            reader.value(x);
+                        }
+                    }
+                }
+                (id.to_string(), v)
+            });
         Value::Object(mine.collect())
     }
 }
