@@ -375,4 +375,37 @@ impl ScriptCtx<'_, '_> {
     pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {
         self.txn.set_storage(script_id, value);
     }
+
+    /// Bytes the room may still take on before its byte budget refuses
+    /// (docs/lua-api.md, The byte budget): the most a value a script hands
+    /// the host now may hold.
+    pub fn bytes_left(&mut self) -> u64 {
+        self.txn.bytes_left()
+    }
+
+    /// Whether a write into a storage root (through
+    /// [`ScriptCtx::storage_root_mut`]) that adds `grown` bytes and frees
+    /// `shrunk`, by the byte budget's measure (`digipology_kernel::bytes`),
+    /// fits the budget.
+    ///
+    /// # Errors
+    /// A message saying the budget is spent.
+    pub fn storage_fits(&mut self, grown: u64, shrunk: u64) -> Result<(), String> {
+        self.txn.storage_fits(grown, shrunk)
+    }
+
+    /// Records a write made in a storage root in place, which added
+    /// `grown` bytes and freed `shrunk` (the host measures what it wrote
+    /// and what it replaced: `digipology_kernel::bytes::value_bytes`, plus
+    /// a new key's bytes). What [`ScriptCtx::storage_fits`] allowed.
+    pub fn storage_resized(&mut self, grown: u64, shrunk: u64) {
+        self.txn.storage_resized(grown, shrunk);
+    }
+
+    /// Elements the transaction's kernel work has walked or moved so far
+    /// (shuffles, list inserts and removals, trips, stacks built): a host
+    /// charges the difference after a subcommand to its script.
+    pub fn work(&self) -> u64 {
+        self.txn.work()
+    }
 }

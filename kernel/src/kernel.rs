@@ -69,7 +69,8 @@ pub struct Kernel {
 
 impl Kernel {
     /// A kernel over a starting state.
-    pub fn new(state: State) -> Kernel {
+    pub fn new(mut state: State) -> Kernel {
+        state.recount_held();
         Kernel {
             state,
             limits: Limits::default(),
@@ -154,6 +155,12 @@ impl Kernel {
         if self.state.match_book == book {
             return;
         }
+        let len = |b: &Option<String>| b.as_ref().map_or(0, |s| s.len() as u64);
+        self.state.held = self
+            .state
+            .held
+            .saturating_sub(len(&self.state.match_book))
+            .saturating_add(len(&book));
         self.state.match_book = book;
         if let Some(d) = &mut self.digests {
             d.update_match(&self.state);
@@ -401,7 +408,12 @@ fn execute(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Res
         }
     }
     actions::apply(txn, ty, action, host)?;
-    dispatch(txn, host)
+    // The action's own changes within the byte budget (what handlers add
+    // is checked as they add it).
+    txn.check_held()?;
+    dispatch(txn, host)?;
+    txn.check_held()?;
+    Ok(())
 }
 
 fn lookup_type(name: &TypeName) -> Result<ActionType, Rejection> {
@@ -585,9 +597,14 @@ fn subcommand(
             }
         })
         .map_err(Failure::Rejected)
-        .and_then(|ty| run(txn, ty));
+        .and_then(|ty| run(txn, ty))
+        // What it made the room hold, within the byte budget.
+        .and_then(|()| txn.check_held().map_err(Failure::Rejected));
     match result {
         Ok(()) => Ok(()),
+        Err(Failure::Rejected(r)) if r.code == RejectCode::StateFull => {
+            doom(txn, r, ScriptErrorKind::Memory)
+        }
         Err(Failure::Rejected(r)) => doom(txn, r, ScriptErrorKind::Subcommand),
         Err(Failure::Script(f)) => {
             // Script sources never run guards, so this cannot happen; treat

@@ -21,6 +21,7 @@
 
 pub mod action;
 mod actions;
+pub mod bytes;
 mod canonical;
 mod components;
 mod constructors;

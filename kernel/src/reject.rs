@@ -147,6 +147,9 @@ reject_codes! {
     GuardDenied => "guard_denied",
     /// An event cascade exceeded the kernel's depth or subcommand bound.
     CascadeLimit => "cascade_limit",
+    /// The action would take what the room holds past its byte budget
+    /// (game.json `limits.bytesMax`; docs/lua-api.md, The byte budget).
+    StateFull => "state_full",
     /// A script failed; a `script.error` event follows.
     ScriptError => "script_error",
 }

@@ -102,6 +102,10 @@ pub struct State {
     /// id (docs/observations.md, Text a game writes). Only grows. Not
     /// canonical.
     pub(crate) id_units: usize,
+    /// What the state holds by the byte budget's measure (`bytes.rs`):
+    /// derived, not canonical; counted when a kernel takes the state and
+    /// kept up to date by every transaction.
+    pub(crate) held: u64,
 }
 
 /// A storage stamp never handed out before in this process (the first is 1:
@@ -153,6 +157,7 @@ impl State {
             alias_key: alias_key(seed),
             gone: Vec::new(),
             id_units: 0,
+            held: 0,
         }
     }
 

@@ -26,13 +26,22 @@ pub struct Limits {
     pub cascade_depth_max: u32,
     /// Most subcommands one top-level action may issue.
     pub subcommands_max: u32,
+    /// The room's byte budget: the most the state may hold by the measure
+    /// of `bytes.rs` (docs/lua-api.md, The byte budget). An action that
+    /// would take the state past it (and further than it was) is refused
+    /// (`state_full`; a script's write, a `memory` script error).
+    pub bytes_max: u64,
 }
+
+/// The byte budget a room has when its game sets none.
+pub const BYTES_MAX_DEFAULT: u64 = 64 * 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             cascade_depth_max: 32,
             subcommands_max: 10_000,
+            bytes_max: BYTES_MAX_DEFAULT,
         }
     }
 }
@@ -96,6 +105,18 @@ pub struct Txn<'s> {
     /// and script sources).
     actor: Option<Id>,
     finished: bool,
+    /// What the state held when the transaction began (rollback restores
+    /// it).
+    held_begin: u64,
+    /// Entities changed through [`Txn::entity_mut`] (or in ways measured
+    /// after the fact) since the held bytes were last brought up to date,
+    /// with what each counted before: [`Txn::sync_held`] measures them
+    /// again.
+    remeasure: Vec<(EntityKey, u64)>,
+    /// Elements the transaction's kernel work walked or moved (shuffles,
+    /// list inserts and removals, trips): what a script host charges its
+    /// subcommands for, beyond their fixed price.
+    work: u64,
 }
 
 impl<'s> Txn<'s> {
@@ -107,7 +128,11 @@ impl<'s> Txn<'s> {
         buffers: Buffers,
     ) -> Txn<'s> {
         state.gone.clear();
+        let held_begin = state.held;
         Txn {
+            held_begin,
+            remeasure: Vec::new(),
+            work: 0,
             state,
             undo: buffers.undo,
             rng_saved: false,
@@ -258,6 +283,98 @@ impl<'s> Txn<'s> {
             u.apply(self.state);
         }
         self.rng_saved = false;
+        self.state.held = self.held_begin;
+        self.remeasure.clear();
+    }
+
+    // ---- the byte budget (bytes.rs) ----
+
+    /// Adds `grown` and takes `shrunk` from what the state holds.
+    fn resize(&mut self, grown: u64, shrunk: u64) {
+        self.state.held = self.state.held.saturating_add(grown).saturating_sub(shrunk);
+    }
+
+    /// Notes what entity `key` counts now, before it changes in a way
+    /// measured later ([`Txn::sync_held`]).
+    fn remeasure_later(&mut self, key: EntityKey) {
+        if self.remeasure.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        if let Some(e) = self.state.get(key) {
+            let before = crate::bytes::entity_bytes(e);
+            self.remeasure.push((key, before));
+        }
+    }
+
+    /// Brings what the state holds up to date with the entities changed
+    /// since the last time.
+    pub(crate) fn sync_held(&mut self) {
+        for (key, before) in std::mem::take(&mut self.remeasure) {
+            let now = self.state.get(key).map_or(0, crate::bytes::entity_bytes);
+            self.resize(now, before);
+        }
+    }
+
+    /// What the state holds now (docs/lua-api.md, The byte budget).
+    pub(crate) fn held(&mut self) -> u64 {
+        self.sync_held();
+        self.state.held
+    }
+
+    /// Bytes the state may still grow by before the byte budget refuses.
+    pub(crate) fn bytes_left(&mut self) -> u64 {
+        let held = self.held();
+        self.limits.bytes_max.saturating_sub(held)
+    }
+
+    /// `state_full` when the state holds more than the byte budget allows
+    /// and more than it did when the transaction began.
+    pub(crate) fn check_held(&mut self) -> Result<(), Rejection> {
+        let held = self.held();
+        if held > self.limits.bytes_max && held > self.held_begin {
+            return Err(Rejection::new(
+                crate::reject::RejectCode::StateFull,
+                format!(
+                    "the room would hold {held} bytes, more than its byte budget of {} \
+                     (game.json limits.bytesMax; docs/lua-api.md, The byte budget)",
+                    self.limits.bytes_max
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether a storage write that adds `grown` bytes and frees `shrunk`
+    /// fits the byte budget; `Err` says why not.
+    pub(crate) fn storage_fits(&mut self, grown: u64, shrunk: u64) -> Result<(), String> {
+        let held = self.held();
+        let after = held.saturating_add(grown).saturating_sub(shrunk);
+        if grown > shrunk && after > self.limits.bytes_max {
+            return Err(format!(
+                "the room's byte budget is spent: this write would make the room hold {after} bytes, \
+                 more than {} (game.json limits.bytesMax; docs/lua-api.md, The byte budget)",
+                self.limits.bytes_max
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records a storage write made in place that added `grown` bytes and
+    /// freed `shrunk`.
+    pub(crate) fn storage_resized(&mut self, grown: u64, shrunk: u64) {
+        self.resize(grown, shrunk);
+    }
+
+    /// Notes `n` elements of kernel work.
+    pub(crate) fn add_work(&mut self, n: usize) {
+        self.work = self
+            .work
+            .saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
+    }
+
+    /// Elements of kernel work done so far.
+    pub(crate) fn work(&self) -> u64 {
+        self.work
     }
 
     // ---- mutations (each records its undo first) ----
@@ -266,6 +383,7 @@ impl<'s> Txn<'s> {
     /// narrow setters below on hot paths.
     pub(crate) fn entity_mut(&mut self, key: EntityKey) -> Option<&mut Entity> {
         let snapshot = Box::new(self.state.get(key)?.clone());
+        self.remeasure_later(key);
         self.undo.push(Undo::Entity(key, snapshot));
         self.state.entity_mut(key)
     }
@@ -279,6 +397,7 @@ impl<'s> Txn<'s> {
         // The list is lent out of the state while the RNG (which lives in
         // the state too) shuffles it.
         let mut list = std::mem::take(items);
+        self.add_work(list.len());
         let before = self.rng().clone();
         self.undo.push(Undo::Shuffled(key, before));
         self.rng().shuffle(&mut list);
@@ -320,7 +439,10 @@ impl<'s> Txn<'s> {
         if index >= items.len() {
             return None;
         }
+        let shifted = items.len() - index;
         let id = items.remove(index);
+        self.add_work(shifted);
+        self.resize(0, crate::bytes::id_bytes(&id));
         self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
         self.remembered(key, &id);
         Some(id)
@@ -346,6 +468,7 @@ impl<'s> Txn<'s> {
         let items = self.items(key)?;
         let id = items.pop()?;
         let index = items.len();
+        self.resize(0, crate::bytes::id_bytes(&id));
         self.undo.push(Undo::ItemRemoved(key, index, id.clone()));
         self.remembered(key, &id);
         Some(id)
@@ -362,7 +485,11 @@ impl<'s> Txn<'s> {
         }
         if let Some(items) = self.items(key) {
             let index = index.min(items.len());
+            let shifted = items.len() - index;
+            let bytes = crate::bytes::id_bytes(&id);
             items.insert(index, id);
+            self.add_work(shifted);
+            self.resize(bytes, 0);
             self.undo.push(Undo::ItemInserted(key, index));
         }
     }
@@ -380,10 +507,12 @@ impl<'s> Txn<'s> {
         // Bounded: containers hold no cycle.
         while let Some(key) = next.take().or_else(|| todo.pop()) {
             self.trips = self.trips.saturating_add(1);
+            self.add_work(1);
             let trip = Trip {
                 at: self.seq.saturating_add(1),
                 n: self.trips,
             };
+            self.remeasure_later(key);
             let Some(e) = self.state.entity_mut(key) else {
                 continue;
             };
@@ -421,6 +550,7 @@ impl<'s> Txn<'s> {
         };
         let public = c.visibility == Visibility::Public;
         let items = c.items.clone();
+        self.add_work(items.len());
         for id in items {
             let Some(item) = self.state.key(&id) else {
                 continue;
@@ -463,6 +593,7 @@ impl<'s> Txn<'s> {
     /// Reveals an entity to more viewers (docs/observations.md).
     pub(crate) fn reveal(&mut self, key: EntityKey, to: Reveal) {
         self.watch();
+        self.remeasure_later(key);
         if let Some(e) = self.state.entity_mut(key) {
             let was = e.secrecy.clone();
             e.secrecy.revealed = match (was.revealed.clone(), to) {
@@ -503,8 +634,11 @@ impl<'s> Txn<'s> {
             .entity_mut(key)
             .and_then(|e| e.components.die.as_mut())
         {
+            let grown = crate::bytes::value_bytes(&value);
             let prev = std::mem::replace(&mut d.value, value);
+            let shrunk = crate::bytes::value_bytes(&prev);
             self.undo.push(Undo::DieValue(key, prev));
+            self.resize(grown, shrunk);
         }
     }
 
@@ -528,8 +662,11 @@ impl<'s> Txn<'s> {
 
     pub(crate) fn set_held_by(&mut self, key: EntityKey, holder: Option<Id>) {
         if let Some(e) = self.state.entity_mut(key) {
+            let grown = holder.as_deref().map_or(0, crate::bytes::id_bytes);
             let prev = std::mem::replace(&mut e.held_by, holder);
+            let shrunk = prev.as_deref().map_or(0, crate::bytes::id_bytes);
             self.undo.push(Undo::HeldBy(key, prev));
+            self.resize(grown, shrunk);
         }
     }
 
@@ -543,8 +680,11 @@ impl<'s> Txn<'s> {
 
     pub(crate) fn set_placement(&mut self, key: EntityKey, p: Placement) {
         if let Some(e) = self.state.entity_mut(key) {
+            let grown = crate::bytes::placement_bytes(&p);
             let prev = std::mem::replace(&mut e.placement, p);
+            let shrunk = crate::bytes::placement_bytes(&prev);
             self.undo.push(Undo::Placement(key, prev));
+            self.resize(grown, shrunk);
         }
     }
 
@@ -556,6 +696,12 @@ impl<'s> Txn<'s> {
             .and_then(|e| e.components.zone.as_mut())
         {
             if set_member(&mut z.members, id, inside) {
+                let bytes = crate::bytes::id_bytes(id);
+                if inside {
+                    self.resize(bytes, 0);
+                } else {
+                    self.resize(0, bytes);
+                }
                 self.undo.push(Undo::ZoneMember(zone, id.clone(), inside));
             }
         }
@@ -563,7 +709,9 @@ impl<'s> Txn<'s> {
 
     /// Adds a new entity; `None` when the id is taken.
     pub(crate) fn insert_entity(&mut self, entity: Entity) -> Option<EntityKey> {
+        let bytes = crate::bytes::entity_bytes(&entity);
         let key = self.state.insert_live(entity)?;
+        self.resize(bytes, 0);
         self.undo.push(Undo::Inserted(key));
         Some(key)
     }
@@ -581,7 +729,11 @@ impl<'s> Txn<'s> {
 
     /// Removes an entity (its memberships must already be cleaned).
     pub(crate) fn remove_entity(&mut self, key: EntityKey) {
+        // What it counts now, its last changes included.
+        self.sync_held();
+        let bytes = self.state.get(key).map_or(0, crate::bytes::entity_bytes);
         if self.state.bury(key) {
+            self.resize(0, bytes);
             self.undo.push(Undo::Removed(key));
         }
     }
@@ -594,43 +746,79 @@ impl<'s> Txn<'s> {
 
     /// Creates or replaces a prompt record.
     pub(crate) fn set_prompt(&mut self, id: Id, prompt: Prompt) {
+        let grown = crate::bytes::prompt_bytes(&id, &prompt);
         let prev = self.state.prompts.insert(id.clone(), prompt);
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |p| crate::bytes::prompt_bytes(&id, p));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Prompt(id, prev));
     }
 
     /// Creates or replaces (`Some`) or deletes (`None`) a timer record.
     pub(crate) fn set_timer(&mut self, id: Id, timer: Option<Timer>) {
+        let grown = timer
+            .as_ref()
+            .map_or(0, |t| crate::bytes::timer_bytes(&id, t));
         let prev = match timer {
             Some(t) => self.state.timers.insert(id.clone(), t),
             None => self.state.timers.remove(&id),
         };
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |t| crate::bytes::timer_bytes(&id, t));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Timer(id, prev));
     }
 
     /// Creates, replaces (`Some`) or deletes (`None`) a stack record.
     pub(crate) fn set_stack(&mut self, id: Id, stack: Option<Stack>) {
+        let grown = stack
+            .as_ref()
+            .map_or(0, |s| crate::bytes::stack_bytes(&id, s));
+        if let Some(s) = &stack {
+            self.add_work(s.items.len());
+        }
         let prev = match stack {
             Some(s) => self.state.stacks.insert(id.clone(), s),
             None => self.state.stacks.remove(&id),
         };
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |s| crate::bytes::stack_bytes(&id, s));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Stack(id, prev));
     }
 
     pub(crate) fn set_player(&mut self, id: Id, player: Option<Player>) {
+        let grown = player
+            .as_ref()
+            .map_or(0, |p| crate::bytes::player_bytes(&id, p));
         let prev = match player {
             Some(p) => self.state.players.insert(id.clone(), p),
             None => self.state.players.remove(&id),
         };
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |p| crate::bytes::player_bytes(&id, p));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Player(id, prev));
     }
 
     pub(crate) fn set_seat(&mut self, id: Id, occupant: Option<Id>) {
+        let grown = crate::bytes::seat_bytes(&id, occupant.as_ref());
         let prev = self.state.seats.insert(id.clone(), occupant);
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |o| crate::bytes::seat_bytes(&id, o.as_ref()));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Seat(id, prev));
     }
 
     pub(crate) fn set_settings(&mut self, settings: BTreeMap<String, Value>) {
+        let grown = crate::bytes::map_bytes(&settings);
         let prev = std::mem::replace(&mut self.state.settings, settings);
+        self.resize(grown, crate::bytes::map_bytes(&prev));
         self.undo.push(Undo::Settings(prev));
     }
 
@@ -654,6 +842,10 @@ impl<'s> Txn<'s> {
             self.storage_saved.push(script_id.to_owned());
         }
         self.state.storage_stamp = crate::state::fresh_storage_stamp();
+        if !self.state.storage.contains_key(script_id) {
+            let empty = Value::Object(BTreeMap::new());
+            self.resize(crate::bytes::storage_bytes(script_id, &empty), 0);
+        }
         self.state
             .storage
             .entry(script_id.to_owned())
@@ -663,10 +855,17 @@ impl<'s> Txn<'s> {
     /// Sets (or with `None`, removes) a script's canonical storage value.
     pub fn set_storage(&mut self, script_id: &str, value: Option<Value>) {
         self.state.storage_stamp = crate::state::fresh_storage_stamp();
+        let grown = value
+            .as_ref()
+            .map_or(0, |v| crate::bytes::storage_bytes(script_id, v));
         let prev = match value {
             Some(v) => self.state.storage.insert(script_id.to_owned(), v),
             None => self.state.storage.remove(script_id),
         };
+        let shrunk = prev
+            .as_ref()
+            .map_or(0, |v| crate::bytes::storage_bytes(script_id, v));
+        self.resize(grown, shrunk);
         self.undo.push(Undo::Storage(script_id.to_owned(), prev));
     }
 

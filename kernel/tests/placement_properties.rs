@@ -4,7 +4,8 @@
 //! every stack has at least one item, zone members equal a fresh
 //! recomputation, the spatial index matches the entities, a rejected action
 //! left the state hash unchanged, and the hash kept up to date from what
-//! each step touched equals the whole state's. Some actions are run with a
+//! each step touched equals the whole state's, and so do the bytes it holds
+//! (the byte budget's measure, kept up to date). Some actions are run with a
 //! handler that fails afterwards, so rollback of every placement change is
 //! exercised too.
 
@@ -167,6 +168,10 @@ proptest! {
             // The hash kept up to date from what the step touched is the
             // hash of the whole state (docs/determinism.md, State hash).
             prop_assert_eq!(k.state_hash(), k.state().hash(), "step {} ({}): tracked hash", i, s.action);
+            // What the room holds, kept up to date by each transaction
+            // (committed or rolled back), is what the state measures
+            // afresh (docs/lua-api.md, The byte budget).
+            prop_assert_eq!(k.state().held_bytes(), k.state().measure_held(), "step {} ({}): held bytes", i, s.action);
             if let Err(e) = k.state().check_invariants() {
                 return Err(TestCaseError::fail(format!("after step {i} ({}): {e}", s.action)));
             }

@@ -304,6 +304,7 @@ fn an_endless_cascade_is_stopped_as_a_budget_error() {
     let mut k = table().with_limits(Limits {
         cascade_depth_max: 8,
         subcommands_max: 100,
+        ..Limits::default()
     });
     let hash = k.state_hash();
     let out = k.process_json(
@@ -337,6 +338,7 @@ fn a_wide_fan_out_hits_the_subcommand_bound() {
     let mut k = table().with_limits(Limits {
         cascade_depth_max: 8,
         subcommands_max: 20,
+        ..Limits::default()
     });
     let out = k.process_json(
         &player("p1", "button.press", json!({"entityId": "btn"})),

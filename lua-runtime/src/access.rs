@@ -10,6 +10,7 @@ use digipology_kernel::{Id, ScriptCtx, ScriptErrorKind, State, Value};
 use mlua::{Lua, MultiValue, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
+use crate::convert::CONVERT_COST;
 use crate::convert::{number, to_lua};
 use crate::shared::Shared;
 
@@ -99,7 +100,51 @@ pub(crate) fn ok_true() -> mlua::Result<MultiValue> {
     ret(LuaValue::Boolean(true))
 }
 
+/// The result of [`Call::convert`]: the value, or (message, kind).
+pub(crate) type ConvertResult<T> = Result<T, (String, &'static str)>;
+
 impl Call<'_, '_, '_> {
+    /// Bytes a value handed to the host may hold now: what the room's byte
+    /// budget has left (docs/lua-api.md, The byte budget).
+    pub(crate) fn bytes_left(&mut self) -> usize {
+        match &mut self.access {
+            Access::Handler(ctx) => usize::try_from(ctx.bytes_left()).unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        }
+    }
+
+    /// Runs one conversion of a Lua value for the host (`f`, over
+    /// [`crate::convert`]'s functions), charged [`CONVERT_COST`] per value
+    /// written and stopped where the budget could pay for no more, at
+    /// `values_max` values or at `bytes_max` bytes. A failure is
+    /// (message, kind): `budget` when the instruction budget stopped it.
+    pub(crate) fn convert<T>(
+        &self,
+        values_max: usize,
+        bytes_max: usize,
+        f: impl FnOnce() -> Result<T, String>,
+    ) -> ConvertResult<T> {
+        let affordable =
+            usize::try_from(u64::try_from(self.shared.remaining()).unwrap_or(0) / CONVERT_COST)
+                .unwrap_or(usize::MAX);
+        let out = crate::convert::metered(values_max, affordable, bytes_max, f);
+        let cost = u64::try_from(out.values)
+            .unwrap_or(u64::MAX)
+            .saturating_mul(CONVERT_COST);
+        if out.budget_bound || !self.shared.charge_copy(cost) {
+            let _ = self.shared.charge_copy(u64::MAX);
+            return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));
+        }
+        out.result.map_err(|m| {
+            let kind = if m.contains("limits.bytesMax") {
+                "memory"
+            } else {
+                "runtime"
+            };
+            (m, kind)
+        })
+    }
+
     pub(crate) fn state(&self) -> &State {
         match &self.access {
             Access::Guard(s) | Access::Load(s) | Access::Sense(s, _) => s,
@@ -141,13 +186,16 @@ impl Call<'_, '_, '_> {
     /// `entities(tag)`: the ids of every entity (with the tag, when one is
     /// given), in id order.
     pub fn entity_ids(&self, lua: &Lua, tag: Option<String>) -> mlua::Result<LuaValue> {
-        let ids = self
-            .state()
-            .entities_sorted()
+        let all = self.state().entities_sorted();
+        // Every entity looked at costs one instruction, every id listed
+        // ENTITY_LIST_COST.
+        self.charge_work(all.len(), 1)?;
+        let ids: Vec<&Entity> = all
             .into_iter()
             .filter(|e| tag.as_ref().is_none_or(|t| e.tags.binary_search(t).is_ok()))
-            .map(|e| e.id.to_string());
-        list(lua, ids)
+            .collect();
+        self.charge_work(ids.len(), ENTITY_LIST_COST)?;
+        list(lua, ids.into_iter().map(|e| e.id.to_string()))
     }
 
     /// `player(id)`: `{id = …, name = …}` of a player in the room, or nil.
@@ -161,6 +209,7 @@ impl Call<'_, '_, '_> {
 
     /// `players()`: every player in the room, in id order.
     pub fn players(&self, lua: &Lua) -> mlua::Result<LuaValue> {
+        self.charge_work(self.state().players.len(), 2 * ITEM_COST)?;
         let t = lua.create_table()?;
         for (i, (pid, p)) in self.state().players.iter().enumerate() {
             t.raw_set(i + 1, player_table(lua, pid, p.name.as_deref())?)?;
@@ -170,6 +219,7 @@ impl Call<'_, '_, '_> {
 
     /// `seats()`: a list in seat order, `{id = seat, player = id or nil}`.
     pub fn seats(&self, lua: &Lua) -> mlua::Result<LuaValue> {
+        self.charge_work(self.state().seats.len(), 2 * ITEM_COST)?;
         let t = lua.create_table()?;
         for (i, (seat, occupant)) in self.state().seats_in_order().into_iter().enumerate() {
             let s = lua.create_table()?;
@@ -220,14 +270,18 @@ impl Call<'_, '_, '_> {
 
     /// `settings()`: a copy of the settings in force.
     pub fn settings(&self, lua: &Lua) -> mlua::Result<LuaValue> {
-        to_lua(lua, &Value::Object(self.state().settings.clone()))
+        self.charge_work(self.state().settings.len() + 1, READ_COST)?;
+        crate::convert::map_to_lua(lua, &self.state().settings)
     }
 
     /// `match_book()`: a copy of the match bookkeeping (nil without a
     /// match).
     pub fn match_book(&self, lua: &Lua) -> mlua::Result<LuaValue> {
         match self.state().match_value() {
-            Some(m) => to_lua(lua, &m),
+            Some(m) => {
+                self.charge_read(&m)?;
+                to_lua(lua, &m)
+            }
             None => Ok(LuaValue::Nil),
         }
     }
@@ -251,7 +305,10 @@ impl Call<'_, '_, '_> {
     pub fn stack_items(&self, lua: &Lua, id: Option<String>) -> mlua::Result<LuaValue> {
         let id = id.unwrap_or_default();
         match self.state().stacks.get(id.as_str()) {
-            Some(s) => list(lua, s.items.iter().map(|i| i.to_string())),
+            Some(s) => {
+                self.charge_work(s.items.len(), ITEM_COST)?;
+                list(lua, s.items.iter().map(|i| i.to_string()))
+            }
             None => Ok(LuaValue::Nil),
         }
     }
@@ -425,6 +482,8 @@ impl Call<'_, '_, '_> {
             .container
             .as_ref()
             .map_or(&[][..], |c| &c.items);
+        // Ids come from the string cache; the prelude makes the proxies.
+        self.charge_work(items.len(), HANDLE_COST)?;
         let mut out = Vec::with_capacity(2 + 2 * items.len());
         out.push(LuaValue::Boolean(true));
         out.push(lua_len(items.len()));
@@ -526,18 +585,30 @@ impl Call<'_, '_, '_> {
                 _ => LuaValue::Nil,
             },
             "faces" => match &c.die {
-                Some(d) => to_lua(lua, &Value::Array(d.effective_faces()))?,
+                Some(d) => {
+                    let faces = Value::Array(d.effective_faces());
+                    self.charge_read(&faces)?;
+                    to_lua(lua, &faces)?
+                }
                 None => LuaValue::Nil,
             },
             "text" => match &c.text {
                 Some(t) => LuaValue::String(lua.create_string(t)?),
                 None => LuaValue::Nil,
             },
-            "tags" => list(lua, e.tags.iter().cloned())?,
+            "tags" => {
+                self.charge_work(e.tags.len(), ITEM_COST)?;
+                list(lua, e.tags.iter().cloned())?
+            }
             "props" => {
-                let props = Value::Object(e.props.clone());
-                self.charge_read(&props)?;
-                to_lua(lua, &props)?
+                let mut nodes = 1u64;
+                let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / READ_COST;
+                let fits = e
+                    .props
+                    .values()
+                    .all(|v| count_values(v, &mut nodes, budget));
+                self.charge_counted(fits, nodes)?;
+                crate::convert::map_to_lua(lua, &e.props)?
             }
             "heldBy" => match &e.held_by {
                 Some(p) => LuaValue::String(lua.create_string(&**p)?),
@@ -548,7 +619,10 @@ impl Call<'_, '_, '_> {
                 None => LuaValue::Nil,
             },
             "items" => match &c.container {
-                Some(k) => list(lua, k.items.iter().map(|i| i.to_string()))?,
+                Some(k) => {
+                    self.charge_work(k.items.len(), ITEM_COST)?;
+                    list(lua, k.items.iter().map(|i| i.to_string()))?
+                }
                 None => LuaValue::Nil,
             },
             other => {
@@ -565,14 +639,28 @@ impl Call<'_, '_, '_> {
     fn charge_read(&self, v: &Value) -> mlua::Result<()> {
         let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / READ_COST;
         let mut nodes = 0u64;
-        let fits = count_values(v, &mut nodes, budget)
-            && self.shared.charge_copy(nodes.saturating_mul(READ_COST));
-        if fits {
+        let fits = count_values(v, &mut nodes, budget);
+        self.charge_counted(fits, nodes)
+    }
+
+    /// Charges `nodes` values read ([`READ_COST`] each), or the whole budget
+    /// when counting them stopped at what the budget holds (`fits` false).
+    fn charge_counted(&self, fits: bool, nodes: u64) -> mlua::Result<()> {
+        if fits && self.shared.charge_copy(nodes.saturating_mul(READ_COST)) {
             Ok(())
         } else {
             let _ = self.shared.charge_copy(u64::MAX);
             Err(mlua::Error::runtime("instruction budget exceeded"))
         }
+    }
+
+    /// Charges `count` elements a native walks or builds, `cost`
+    /// instructions each.
+    pub(crate) fn charge_work(&self, count: usize, cost: u64) -> mlua::Result<()> {
+        let n = u64::try_from(count)
+            .unwrap_or(u64::MAX)
+            .saturating_mul(cost);
+        crate::errors::spend(self.shared, i64::try_from(n).unwrap_or(i64::MAX))
     }
 }
 
@@ -618,4 +706,17 @@ pub(crate) fn count_values(v: &Value, nodes: &mut u64, budget: u64) -> bool {
 
 /// Instructions charged for each value a read builds (`e.props`,
 /// `e:get(...)`): a read's cost grows with what it copies.
-const READ_COST: u64 = 10;
+const READ_COST: u64 = 32;
+
+/// Instructions charged for each string a native lists (`game.entities()`,
+/// `e.tags`, a stack's items): making a Lua string costs about that much
+/// (benches/charges.rs).
+const ITEM_COST: u64 = 16;
+
+/// Instructions charged for each item `e:items()` hands the prelude (an id
+/// from the string cache and a handle; the prelude makes its proxy).
+const HANDLE_COST: u64 = 24;
+
+/// Instructions charged for each id `game.entities()` lists (a Lua
+/// string, and the proxy the prelude makes of it).
+const ENTITY_LIST_COST: u64 = 64;

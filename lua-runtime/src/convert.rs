@@ -31,6 +31,19 @@ pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Result<LuaValue> {
     })
 }
 
+/// A canonical object's entries as a Lua table (what [`to_lua`] makes of
+/// `Value::Object(map.clone())`, without the clone).
+pub fn map_to_lua(
+    lua: &Lua,
+    map: &std::collections::BTreeMap<String, Value>,
+) -> mlua::Result<LuaValue> {
+    let t = lua.create_table_with_capacity(0, map.len())?;
+    for (k, v) in map {
+        t.raw_set(k.as_str(), to_lua(lua, v)?)?;
+    }
+    Ok(LuaValue::Table(t))
+}
+
 /// A number as Lua sees it: an integer when it is one.
 pub fn number(n: f64) -> LuaValue {
     if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0 {
@@ -56,6 +69,79 @@ thread_local! {
     static VALUES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// The most the conversion running on this thread may write.
     static LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(VALUES_MAX) };
+    /// Bytes written by the conversion running on this thread (see
+    /// [`bytes_of_value`]).
+    static BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The most bytes it may write.
+    static BYTES_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    /// Why it stopped at its limit: the limit was what the instruction
+    /// budget could pay for, not the size limit itself.
+    static BUDGET_BOUND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What one value written counts toward a conversion's byte limit: its
+/// string's bytes (a key's too) and [`VALUE_BYTES`] for the value itself.
+/// The room's byte budget counts held values the same way
+/// (digipology_kernel::bytes).
+pub const VALUE_BYTES: usize = 16;
+
+/// Instructions charged for each value a conversion writes (a storage
+/// write, a payload, a game function's answer): measured, with what the
+/// host does with the value after (benches/charges.rs).
+pub const CONVERT_COST: u64 = 32;
+
+/// Counts `extra` bytes toward the running conversion's byte limit.
+fn add_bytes(extra: usize) -> Result<(), String> {
+    let total = BYTES.with(|b| {
+        let t = b.get().saturating_add(extra);
+        b.set(t);
+        t
+    });
+    let limit = BYTES_LIMIT.with(std::cell::Cell::get);
+    if total > limit {
+        return Err(format!(
+            "a value may hold at most {limit} bytes here (the room's byte budget: game.json limits.bytesMax)"
+        ));
+    }
+    Ok(())
+}
+
+/// A conversion's outcome with what it wrote: the result, the values and
+/// bytes written, and whether it stopped because the instruction budget
+/// could pay for no more.
+pub struct Converted<T> {
+    /// The value, or why it could not be converted.
+    pub result: Result<T, String>,
+    /// Values written (what the conversion is charged for).
+    pub values: usize,
+    /// The budget, not a size limit, stopped it.
+    pub budget_bound: bool,
+}
+
+/// Runs one top-level conversion `f` under these limits: at most
+/// `values_max` values (and at most `affordable`, what the budget can pay
+/// for), at most `bytes_max` bytes.
+pub fn metered<T>(
+    values_max: usize,
+    affordable: usize,
+    bytes_max: usize,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Converted<T> {
+    let limit = values_max.min(VALUES_MAX);
+    let bound = affordable < limit;
+    LIMIT.with(|l| l.set(limit.min(affordable)));
+    BYTES_LIMIT.with(|l| l.set(bytes_max));
+    BYTES.with(|b| b.set(0));
+    BUDGET_BOUND.with(|b| b.set(bound));
+    let result = f();
+    let values = VALUES.with(std::cell::Cell::get);
+    LIMIT.with(|l| l.set(VALUES_MAX));
+    BYTES_LIMIT.with(|l| l.set(usize::MAX));
+    Converted {
+        result,
+        values,
+        budget_bound: bound && values > affordable,
+    }
 }
 
 /// Resolves a table that stands for canonical data held elsewhere (a
@@ -93,10 +179,14 @@ pub fn to_json_with(
     });
     let limit = LIMIT.with(std::cell::Cell::get);
     if written > limit {
+        if BUDGET_BOUND.with(std::cell::Cell::get) {
+            return Err(crate::errors::BUDGET_MSG.to_owned());
+        }
         return Err(format!(
             "a value may hold at most {limit} values (a table stored in several places counts each time)"
         ));
     }
+    add_bytes(VALUE_BYTES)?;
     Ok(match v {
         LuaValue::Nil => J::Null,
         LuaValue::LightUserData(p) if p.0.is_null() => J::Null,
@@ -117,10 +207,13 @@ pub fn to_json_with(
                 )
             }
         },
-        LuaValue::String(s) => match s.to_str() {
-            Ok(s) => J::String(s.to_string()),
-            Err(_) => return Err("strings must be valid UTF-8".into()),
-        },
+        LuaValue::String(s) => {
+            add_bytes(s.as_bytes().len())?;
+            match s.to_str() {
+                Ok(s) => J::String(s.to_string()),
+                Err(_) => return Err("strings must be valid UTF-8".into()),
+            }
+        }
         LuaValue::Table(t) => table_to_json(t, depth, resolve)?,
         other => return Err(format!("a {} has no canonical form", other.type_name())),
     })
@@ -137,7 +230,11 @@ fn table_to_json(
         ));
     }
     if let Some(found) = resolve(t, depth) {
-        return found.map(|v| value_to_json(&v));
+        // A storage node stands for a copy of its contents: their bytes
+        // count as if written here.
+        let v = found?;
+        add_bytes(crate::convert::bytes_of_value(&v))?;
+        return Ok(value_to_json(&v));
     }
     if let Some(mt) = t.metatable() {
         if mt.raw_get::<bool>("__proxy").unwrap_or(false) {
@@ -184,6 +281,7 @@ fn table_to_json(
     for pair in t.pairs::<LuaValue, LuaValue>() {
         let (k, item) = pair.map_err(|e| e.to_string())?;
         if let LuaValue::String(k) = k {
+            add_bytes(k.as_bytes().len())?;
             let key = k
                 .to_str()
                 .map_err(|_| "keys must be valid UTF-8".to_string())?
@@ -203,18 +301,14 @@ pub fn to_value_with(v: &LuaValue, resolve: &Resolve<'_>) -> Result<Value, Strin
     Value::from_json(&json).map_err(|e| e.message)
 }
 
-/// [`to_value_with`] writing at most `max` values (below [`VALUES_MAX`]).
-///
-/// # Errors
-/// As [`to_json_with`], and a value holding more than `max` values.
-pub fn to_value_within(v: &LuaValue, resolve: &Resolve<'_>, max: usize) -> Result<Value, String> {
-    LIMIT.with(|l| l.set(max.min(VALUES_MAX)));
-    let out = to_value_with(v, resolve);
-    LIMIT.with(|l| l.set(VALUES_MAX));
-    out
-}
-
 /// A canonical value as JSON.
 pub fn value_to_json(v: &Value) -> serde_json::Value {
     v.to_json()
+}
+
+/// What a canonical value counts toward a byte limit: [`VALUE_BYTES`] per
+/// value, plus its strings' and keys' bytes (the same measure as a
+/// conversion's, and the room's byte budget's).
+pub fn bytes_of_value(v: &Value) -> usize {
+    usize::try_from(digipology_kernel::bytes::value_bytes(v)).unwrap_or(usize::MAX)
 }

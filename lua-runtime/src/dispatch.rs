@@ -13,7 +13,7 @@ use digipology_kernel::{
 use mlua::{Function, MultiValue, Value as LuaValue};
 
 use crate::access::{handle_of, Access};
-use crate::convert::{number, to_lua, to_value_within, ANSWER_VALUES_MAX};
+use crate::convert::{number, to_lua, to_value_with, ANSWER_VALUES_MAX};
 use crate::errors::truncated;
 use crate::host::{
     Answer, Binding, HandlerList, LuaHost, MatchAnswers, PhaseAnswer, Ret, StepMemo,
@@ -606,13 +606,46 @@ impl LuaHost {
                     ScriptErrorKind::GuardMutation,
                 ))
             }
-            Ok((v, _)) => to_value_within(&v, &|_, _| None, ANSWER_VALUES_MAX).map_err(|e| {
-                fail(
-                    format!("{name} must return a plain value: {e}"),
-                    ScriptErrorKind::Runtime,
-                )
+            Ok((v, _)) => self.answer_value(&v).map_err(|(e, kind)| {
+                let message = if kind == ScriptErrorKind::Budget {
+                    crate::errors::classify(&self.shared, &self.limits, e, true).0
+                } else {
+                    format!("{name} must return a plain value: {e}")
+                };
+                fail(message, kind)
             }),
             Err(e) => Err(self.failure(b, name, e)),
+        })
+    }
+
+    /// A game function's answer as data: at most [`ANSWER_VALUES_MAX`]
+    /// values and the room's byte budget in bytes, each value charged to
+    /// the call's budget ([`crate::convert::CONVERT_COST`]).
+    fn answer_value(&self, v: &LuaValue) -> Result<Value, (String, ScriptErrorKind)> {
+        use crate::convert::{metered, CONVERT_COST};
+        let remaining = u64::try_from(self.shared.remaining()).unwrap_or(0);
+        let affordable = usize::try_from(remaining / CONVERT_COST).unwrap_or(usize::MAX);
+        let bytes_max = usize::try_from(self.limits.bytes_max).unwrap_or(usize::MAX);
+        let out = metered(ANSWER_VALUES_MAX, affordable, bytes_max, || {
+            to_value_with(v, &|_, _| None)
+        });
+        let cost = u64::try_from(out.values)
+            .unwrap_or(u64::MAX)
+            .saturating_mul(CONVERT_COST);
+        if out.budget_bound || !self.shared.charge_copy(cost) {
+            let _ = self.shared.charge_copy(u64::MAX);
+            return Err((
+                crate::errors::BUDGET_MSG.to_owned(),
+                ScriptErrorKind::Budget,
+            ));
+        }
+        out.result.map_err(|e| {
+            let kind = if e.contains("limits.bytesMax") {
+                ScriptErrorKind::Memory
+            } else {
+                ScriptErrorKind::Runtime
+            };
+            (e, kind)
         })
     }
 

@@ -155,6 +155,11 @@ fn clean(msg: String, raw: bool) -> String {
     text.to_owned()
 }
 
+/// Instructions every call of a native costs besides what it builds or
+/// walks (crossing into the host costs several instructions' worth:
+/// benches/charges.rs). Storage reads charge their own (`storage.rs`).
+pub(crate) const NATIVE_CALL_COST: i64 = 4;
+
 /// Instructions between two budget checks.
 const HOOK_EVERY: u32 = 1000;
 
@@ -180,7 +185,8 @@ pub(crate) fn arm_budget(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<()> {
                 s.exhausted.set(true);
                 s.stop_lua(true);
             }
-            let _ = spend(s, i64::from(HOOK_EVERY));
+            let ran = i64::from(HOOK_EVERY) - s.take_unrun();
+            let _ = spend(s, ran.max(0));
             Ok(VmState::Continue)
         },
     )

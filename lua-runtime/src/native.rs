@@ -35,6 +35,8 @@ fn outside() -> mlua::Error {
     mlua::Error::runtime("the game can only be reached from inside a callback")
 }
 
+use crate::errors::NATIVE_CALL_COST;
+
 /// Registers `name` in `table`: a Lua function taking `args` (typed by
 /// mlua), whose body runs with `call` (the running callback's `Call`) and
 /// `lua`. Each call is counted (`Shared::natives`) — except, with the
@@ -50,6 +52,7 @@ macro_rules! native {
             $lua_ctx.create_function(move |$lua, $args: $ty| {
                 s.with_current(|$call| {
                     $call.shared.note_native();
+                    crate::errors::spend($call.shared, NATIVE_CALL_COST)?;
                     $body
                 })
                 .unwrap_or_else(|| Err(outside()))

@@ -13,6 +13,7 @@ use mlua::{Lua, MultiValue, Value as LuaValue};
 
 use crate::access::{ok_true, refusal, text, Access, Call};
 use crate::convert::to_value_with;
+use digipology_kernel::bytes::{value_bytes, VALUE_BYTES};
 
 /// The storage entry the runtime keeps its own records in. Scripts write
 /// only their own storage, and script ids may not start with `@`.
@@ -105,18 +106,28 @@ pub fn forget(ctx: &mut ScriptCtx<'_, '_>, section: Section, id: &str) {
     if record(ctx.state(), section, id).is_none() {
         return;
     }
-    let Some(Value::Object(runtime)) = ctx.state().storage().get(RUNTIME_STORAGE) else {
-        return;
-    };
-    let mut root = runtime.clone();
-    if let Some(Value::Object(m)) = root.get_mut(section.key()) {
-        m.remove(id);
-        if m.is_empty() {
-            root.remove(section.key());
+    let len = |s: &str| u64::try_from(s.len()).unwrap_or(u64::MAX);
+    // In place, like a record made (`Call::remember`): what it frees is
+    // the record and its id, and the section when it empties.
+    let root = ctx.storage_root_mut(RUNTIME_STORAGE);
+    let mut freed = 0u64;
+    if let Value::Object(sections) = root {
+        if let Some(Value::Object(m)) = sections.get_mut(section.key()) {
+            if let Some(old) = m.remove(id) {
+                freed = len(id).saturating_add(value_bytes(&old));
+            }
+            if m.is_empty() {
+                sections.remove(section.key());
+                freed = freed
+                    .saturating_add(len(section.key()))
+                    .saturating_add(VALUE_BYTES);
+            }
         }
     }
-    let value = (!root.is_empty()).then_some(Value::Object(root));
-    ctx.set_storage(RUNTIME_STORAGE, value);
+    ctx.storage_resized(0, freed);
+    if matches!(ctx.storage_root_mut(RUNTIME_STORAGE), Value::Object(o) if o.is_empty()) {
+        ctx.set_storage(RUNTIME_STORAGE, None);
+    }
 }
 
 impl Call<'_, '_, '_> {
@@ -159,24 +170,61 @@ impl Call<'_, '_, '_> {
             return refusal(lua, &msg, kind);
         }
         let id = text(id).unwrap_or_default();
-        let record = match to_value_with(record, &|t, d| self.storage_of(t, d)) {
+        let bytes_max = self.bytes_left();
+        let converted = self.convert(crate::convert::VALUES_MAX, bytes_max, || {
+            to_value_with(record, &|t, d| self.storage_of(t, d))
+        });
+        let record = match converted {
             Ok(v) => v,
-            Err(m) => return refusal(lua, &format!("cannot store this value: {m}"), "runtime"),
+            Err((m, kind)) => return refusal(lua, &format!("cannot store this value: {m}"), kind),
         };
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
-        let mut root = match ctx.state().storage().get(RUNTIME_STORAGE) {
-            Some(Value::Object(o)) => o.clone(),
-            _ => BTreeMap::new(),
+        // What the record adds to the room's held bytes: it (and its id),
+        // the section when it is new; less a record it replaces. The root
+        // itself is counted when the transaction first makes it.
+        let key = section.key();
+        let len = |s: &str| u64::try_from(s.len()).unwrap_or(u64::MAX);
+        let section_now = match ctx.state().storage().get(RUNTIME_STORAGE) {
+            Some(Value::Object(o)) => o.get(key),
+            _ => None,
         };
-        let entry = root
-            .entry(section.key().to_owned())
-            .or_insert_with(|| Value::Object(BTreeMap::new()));
-        if let Value::Object(map) = entry {
-            map.insert(id, record);
+        let (grown, shrunk) = match section_now {
+            Some(Value::Object(map)) => match map.get(&id) {
+                Some(old) => (value_bytes(&record), value_bytes(old)),
+                None => (len(&id).saturating_add(value_bytes(&record)), 0),
+            },
+            _ => (
+                len(key)
+                    .saturating_add(VALUE_BYTES)
+                    .saturating_add(len(&id))
+                    .saturating_add(value_bytes(&record)),
+                0,
+            ),
+        };
+        if let Err(m) = ctx.storage_fits(grown, shrunk) {
+            return refusal(
+                lua,
+                &format!("cannot store this {}: {m}", section.noun()),
+                "memory",
+            );
         }
-        ctx.set_storage(RUNTIME_STORAGE, Some(Value::Object(root)));
+        // In place: one rollback copy of the records per transaction, not
+        // a copy of every record for every new one.
+        let root = ctx.storage_root_mut(RUNTIME_STORAGE);
+        if !matches!(root, Value::Object(_)) {
+            *root = Value::Object(BTreeMap::new());
+        }
+        if let Value::Object(sections) = root {
+            let entry = sections
+                .entry(key.to_owned())
+                .or_insert_with(|| Value::Object(BTreeMap::new()));
+            if let Value::Object(map) = entry {
+                map.insert(id, record);
+            }
+        }
+        ctx.storage_resized(grown, shrunk);
         ok_true()
     }
 }

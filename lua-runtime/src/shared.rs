@@ -61,6 +61,9 @@ mod switch {
         /// message handler or resume runs, and every charge of C work
         /// raises.
         pub(super) fn lua_digisetdead(l: *mut mlua::ffi::lua_State, dead: c_int);
+        /// How many instructions sooner than its count the running count
+        /// hook came (a debt of C work brought it forward), cleared.
+        pub(super) fn lua_digitakeunrun(l: *mut mlua::ffi::lua_State) -> c_int;
     }
 }
 
@@ -85,6 +88,21 @@ impl Shared {
             interrupt: std::sync::Arc::default(),
             interrupted: Cell::new(false),
         }
+    }
+
+    /// Instructions the running count hook came before its count ran out
+    /// (the VM brought it forward to collect a debt of C work), taken: the
+    /// hook charges what ran, not its whole count.
+    #[allow(unsafe_code)]
+    pub(crate) fn take_unrun(&self) -> i64 {
+        let state = self.lua_state.get();
+        if state.is_null() {
+            return 0;
+        }
+        // SAFETY: as in `stop_lua`: the VM's own main state, on its thread,
+        // from its count hook; the call reads and clears one field of the
+        // global state.
+        i64::from(unsafe { switch::lua_digitakeunrun(state) })
     }
 
     /// Stops (`true`) or allows again (`false`) every Lua instruction of

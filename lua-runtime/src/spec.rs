@@ -10,6 +10,11 @@ pub struct Limits {
     pub instructions_max: u64,
     /// Bytes the whole VM may allocate.
     pub memory_bytes_max: usize,
+    /// The room's byte budget (docs/lua-api.md, The byte budget): what a
+    /// game function's answer (a view, legal actions, a bot's move, a
+    /// score) may hold, by the budget's measure; the kernel bounds what the
+    /// state holds with the same figure.
+    pub bytes_max: u64,
 }
 
 impl Default for Limits {
@@ -17,6 +22,7 @@ impl Default for Limits {
         Limits {
             instructions_max: 10_000_000,
             memory_bytes_max: 64 * 1024 * 1024,
+            bytes_max: digipology_kernel::txn::BYTES_MAX_DEFAULT,
         }
     }
 }

@@ -322,9 +322,13 @@ impl Call<'_, '_, '_> {
             (key, LuaValue::Nil) => step_of(key).map(|k| vec![k]),
             (key, parent) => step_of(parent).and_then(|p| Ok(vec![p, step_of(key)?])),
         };
-        let value = |call: &Self| match value {
+        let value = |call: &Self, bytes_max: usize| match value {
             LuaValue::Nil => Ok(None),
-            v => to_value_with(v, &|t, d| call.storage_of(t, d)).map(Some),
+            v => call
+                .convert(crate::convert::VALUES_MAX, bytes_max, || {
+                    to_value_with(v, &|t, d| call.storage_of(t, d))
+                })
+                .map(Some),
         };
         match self.write_checked(&script, path, value) {
             Ok(()) => ok_true(),
@@ -344,9 +348,14 @@ impl Call<'_, '_, '_> {
         parent: Option<&[u8]>,
         value: Scalar<'_>,
     ) -> Wrote {
-        // Counted as the native it replaces was (`Shared::natives`).
+        // Counted and charged as the native it replaces (`storage_set`:
+        // its call, its write, the one value it converts), so a write costs
+        // the same whichever path takes it.
         self.shared.note_native();
-        if self.charge_storage(WRITE_CHARGE).is_err() {
+        let cost = WRITE_CHARGE
+            + crate::errors::NATIVE_CALL_COST
+            + i64::try_from(crate::convert::CONVERT_COST).unwrap_or(i64::MAX);
+        if self.charge_storage(cost).is_err() {
             return Wrote::Budget;
         }
         let script = String::from_utf8_lossy(script);
@@ -361,7 +370,7 @@ impl Call<'_, '_, '_> {
             });
             Ok(p)
         };
-        let value = |_: &Self| scalar_value(value);
+        let value = |_: &Self, _: usize| scalar_value(value).map_err(|m| (m, "runtime"));
         match self.write_checked(&script, path, value) {
             Ok(()) => Wrote::Done,
             Err((msg, kind)) => {
@@ -379,7 +388,7 @@ impl Call<'_, '_, '_> {
         &mut self,
         script: &str,
         path: impl FnOnce() -> Result<Vec<Step>, String>,
-        value: impl FnOnce(&Self) -> Result<Option<Value>, String>,
+        value: impl FnOnce(&Self, usize) -> crate::access::ConvertResult<Option<Value>>,
     ) -> Result<(), (String, &'static str)> {
         if let Some(refused) = self.write_refusal("write storage") {
             return Err(refused);
@@ -389,8 +398,17 @@ impl Call<'_, '_, '_> {
         }
         let runtime = |m: String| (m, "runtime");
         let path = path().map_err(runtime)?;
-        let value =
-            value(self).map_err(|m| runtime(format!("storage cannot hold this value: {m}")))?;
+        // The value may hold what the byte budget has left, plus what it
+        // replaces.
+        let replaced = self
+            .state()
+            .storage()
+            .get(script)
+            .and_then(|r| walk(r, &path))
+            .map_or(0, crate::convert::bytes_of_value);
+        let bytes_max = self.bytes_left().saturating_add(replaced);
+        let value = value(self, bytes_max)
+            .map_err(|(m, kind)| (format!("storage cannot hold this value: {m}"), kind))?;
         let depth = path.len() + value.as_ref().map_or(0, value_depth);
         if depth > DEPTH_MAX {
             return Err(runtime(format!(
@@ -404,19 +422,21 @@ impl Call<'_, '_, '_> {
         // entry is already gone): they stay right after it.
         let seen = &self.shared.storage_seen;
         let caches_right = seen.get() == ctx.state().storage_stamp();
-        // Changed in place: the transaction keeps one copy of the root for
-        // rollback, not one per write.
-        let root = ctx.storage_root_mut(script);
+        // Both limits are checked before the root is touched: a refused
+        // write (which a script may catch) leaves the storage exactly as it
+        // was, an absent root absent.
+        let empty = Value::Object(BTreeMap::new());
+        let current = ctx.state().storage().get(script).unwrap_or(&empty);
         // A script's storage holds at most STORAGE_VALUES_MAX values: the
         // count is taken once per transaction (when the root is first
         // touched, as it is copied) and kept up to date by each write.
         let used = self.shared.storage_values(script, || {
             let mut n = 0u64;
-            count_values(root, &mut n, u64::MAX);
+            count_values(current, &mut n, u64::MAX);
             n
         });
         let mut old = 0u64;
-        if let Some(prev) = walk(root, &path) {
+        if let Some(prev) = walk(current, &path) {
             count_values(prev, &mut old, u64::MAX);
         }
         let mut new = 0u64;
@@ -427,10 +447,19 @@ impl Call<'_, '_, '_> {
         if new > old && after > STORAGE_VALUES_MAX {
             return Err(runtime(format!("storage is full: a script's storage holds at most {STORAGE_VALUES_MAX} values (this write would make {after})")));
         }
+        let (grown, shrunk) = write_bytes(current, &path, value.as_ref());
+        if let Err(m) = ctx.storage_fits(grown, shrunk) {
+            return Err((m, "memory"));
+        }
+        // Changed in place: the transaction keeps one copy of the root for
+        // rollback, not one per write.
+        let root = ctx.storage_root_mut(script);
         let result = set_path(root, &path, value);
         if result.is_ok() {
             self.shared.set_storage_values(script, after);
+            ctx.storage_resized(grown, shrunk);
         }
+        let root = ctx.storage_root_mut(script);
         if matches!(&*root, Value::Object(o) if o.is_empty()) {
             ctx.set_storage(script, None);
         }
@@ -482,6 +511,38 @@ impl Call<'_, '_, '_> {
             _ => {}
         }
         Ok(LuaValue::Table(t))
+    }
+}
+
+/// What a write of `value` (`None`: a removal) at `path` in `root` adds
+/// to and frees from the room's held bytes (digipology_kernel::bytes): the
+/// value and, for a new key of an object, the key. (0, 0) for a write that
+/// `set_path` refuses.
+fn write_bytes(root: &Value, path: &[Step], value: Option<&Value>) -> (u64, u64) {
+    use digipology_kernel::bytes::value_bytes;
+    let Some((last, parents)) = path.split_last() else {
+        return (0, 0);
+    };
+    let Some(parent) = walk(root, parents) else {
+        return (0, 0);
+    };
+    let key_bytes = |k: &str| u64::try_from(k.len()).unwrap_or(u64::MAX);
+    let old = match (parent, last) {
+        (Value::Object(o), Step::Key(k)) => o.get(k).map(|v| (v, key_bytes(k))),
+        (Value::Array(a), Step::Index(i)) => a.get(*i).map(|v| (v, 0)),
+        // An empty table that becomes a list with its first item.
+        (Value::Object(o), Step::Index(0)) if o.is_empty() => None,
+        _ => return (0, 0),
+    };
+    let new_key = match last {
+        Step::Key(k) => key_bytes(k),
+        Step::Index(_) => 0,
+    };
+    match (old, value) {
+        (None, Some(v)) => (new_key.saturating_add(value_bytes(v)), 0),
+        (Some((o, _)), Some(v)) => (value_bytes(v), value_bytes(o)),
+        (Some((o, k)), None) => (0, k.saturating_add(value_bytes(o))),
+        (None, None) => (0, 0),
     }
 }
 

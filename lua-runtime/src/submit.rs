@@ -40,13 +40,13 @@ impl Call<'_, '_, '_> {
             // At the end (or, for the world, 0): the typed subcommand.
             return self.move_each(lua, &[entity], from.as_deref(), to);
         }
-        let index = match field_value(index, &|_, _| None) {
+        let index = match self.field_value(index, false) {
             Ok(v) => v,
-            Err(m) => {
+            Err((m, kind)) => {
                 return refusal(
                     lua,
                     &format!("container.move: bad payload field index: {m}"),
-                    "runtime",
+                    kind,
                 )
             }
         };
@@ -118,7 +118,9 @@ impl Call<'_, '_, '_> {
                 count
             };
             let index = u64::try_from(index).unwrap_or(u64::MAX);
+            let work = ctx.work();
             let result = ctx.move_item(script_id, binding_id, item, from, to, index);
+            charge_subcommand(self.shared, ctx.work().saturating_sub(work))?;
             if result.is_err() {
                 return self.submitted(lua, "container.move", 0, result);
             }
@@ -149,13 +151,13 @@ impl Call<'_, '_, '_> {
         }
         let mut payload = Fields::new().with("entityId", &*entity);
         if let Some(k) = value_key.filter(|_| !value.is_nil()) {
-            match field_value(value, &|t, d| self.storage_of(t, d)) {
+            match self.field_value(value, true) {
                 Ok(v) => payload.set(k, v),
-                Err(m) => {
+                Err((m, kind)) => {
                     return refusal(
                         lua,
                         &format!("{}: bad payload field {k}: {m}", ty.name()),
-                        "runtime",
+                        kind,
                     )
                 }
             }
@@ -193,13 +195,13 @@ impl Call<'_, '_, '_> {
                 }
             };
             let value = args.get(i + 1).unwrap_or(&LuaValue::Nil);
-            match field_value(value, &|t, d| self.storage_of(t, d)) {
+            match self.field_value(value, true) {
                 Ok(v) => payload.set(&key, v),
-                Err(m) => {
+                Err((m, kind)) => {
                     return refusal(
                         lua,
                         &format!("{action_type}: bad payload field {key}: {m}"),
-                        "runtime",
+                        kind,
                     )
                 }
             }
@@ -223,7 +225,9 @@ impl Call<'_, '_, '_> {
         let Access::Handler(ctx) = &mut self.access else {
             return ok_true();
         };
+        let work = ctx.work();
         let result = ctx.submit(script_id, binding_id, action_type, payload.to_json());
+        charge_subcommand(self.shared, ctx.work().saturating_sub(work))?;
         self.submitted(lua, action_type, 0, result)
     }
 
@@ -240,7 +244,9 @@ impl Call<'_, '_, '_> {
             return ok_true();
         };
         let before = ctx.events().len();
+        let work = ctx.work();
         let result = ctx.submit_fields(script_id, binding_id, ty, payload);
+        charge_subcommand(self.shared, ctx.work().saturating_sub(work))?;
         self.submitted(lua, ty.name(), before, result)
     }
 
@@ -289,6 +295,53 @@ impl Call<'_, '_, '_> {
             }
         }
     }
+}
+
+impl Call<'_, '_, '_> {
+    /// A Lua value as a payload value ([`field_value`]): a string or a
+    /// table may hold at most what the room's byte budget has left, and a
+    /// table is charged per value it holds ([`Call::convert`]); storage
+    /// nodes resolve to their contents when `storage` is true.
+    fn field_value(
+        &mut self,
+        v: &LuaValue,
+        storage: bool,
+    ) -> crate::access::ConvertResult<FieldValue> {
+        let bytes_max = self.bytes_left();
+        match v {
+            LuaValue::String(s) if s.as_bytes().len() > bytes_max => Err((
+                format!(
+                    "a string of {} bytes is more than the room's byte budget has left ({bytes_max} bytes; game.json limits.bytesMax)",
+                    s.as_bytes().len()
+                ),
+                "memory",
+            )),
+            LuaValue::Table(_) => {
+                let none = |_: &mlua::Table, _: usize| None;
+                let of_storage = |t: &mlua::Table, d: usize| self.storage_of(t, d);
+                let resolve: &Resolve<'_> = if storage { &of_storage } else { &none };
+                self.convert(crate::convert::VALUES_MAX, bytes_max, || {
+                    field_value(v, resolve)
+                })
+            }
+            _ => field_value(v, &|_, _| None).map_err(|m| (m, "runtime")),
+        }
+    }
+}
+
+/// Instructions every subcommand costs besides its script's own work: the
+/// kernel's checks, its change and its events (benches/charges.rs).
+pub(crate) const SUBCOMMAND_COST: u64 = 100;
+
+/// Instructions each element of a subcommand's kernel work costs (a card
+/// shuffled, an item shifted in a list, an item carried on a trip:
+/// `ScriptCtx::work`).
+pub(crate) const WORK_COST: u64 = 4;
+
+/// Charges a subcommand that did `work` elements of kernel work.
+fn charge_subcommand(shared: &crate::shared::Shared, work: u64) -> mlua::Result<()> {
+    let n = SUBCOMMAND_COST.saturating_add(work.saturating_mul(WORK_COST));
+    crate::errors::spend(shared, i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 /// A Lua value as a payload value: scalars directly, tables through JSON

@@ -75,7 +75,8 @@ fn hits_after(body: &str, instructions: u64) -> i64 {
 /// budget error ran the `__close` method with the instruction hook off.
 #[test]
 fn a_looping_close_method_never_runs_after_the_budget() {
-    let body = "local x <close> = setmetatable({}, {__close = function() hit() while true do end end})\n\
+    let body =
+        "local x <close> = setmetatable({}, {__close = function() hit() while true do end end})\n\
                 while true do end";
     assert_eq!(hits_after(body, 1_000_000), 0);
     assert_eq!(hits_after(body, 10_000_000), 0);
@@ -83,7 +84,8 @@ fn a_looping_close_method_never_runs_after_the_budget() {
 
 #[test]
 fn several_close_methods_and_nested_blocks_never_run() {
-    let body = "local loop = setmetatable({}, {__close = function() hit() while true do end end})\n\
+    let body =
+        "local loop = setmetatable({}, {__close = function() hit() while true do end end})\n\
                 local a <close> = loop\n\
                 do local b <close> = loop\n\
                   local function deeper() local c <close> = loop while true do end end\n\
@@ -122,7 +124,8 @@ fn nothing_runs_after_a_pcall_that_caught_the_budget() {
 
 #[test]
 fn a_coroutine_is_never_resumed_after_the_budget() {
-    let body = "local co = coroutine.wrap(function() while true do hit() coroutine.yield() end end)\n\
+    let body =
+        "local co = coroutine.wrap(function() while true do hit() coroutine.yield() end end)\n\
                 while true do pcall(function() while true do end end) co() end";
     assert_eq!(hits_after(body, 1_000_000), 0);
     let body = "local co = coroutine.wrap(function() while true do end end)\n\
@@ -161,7 +164,8 @@ fn metamethods_never_run_after_the_budget() {
     assert_eq!(hits_after(body, 1_000_000), 0);
     // An error object with a looping __tostring: turning it into text is
     // metered like everything else, and never runs once the budget is out.
-    let body = "local obj = setmetatable({}, {__tostring = function() hit() while true do end end})\n\
+    let body =
+        "local obj = setmetatable({}, {__tostring = function() hit() while true do end end})\n\
                 local x <close> = setmetatable({}, {__close = function() error(obj) end})\n\
                 while true do end";
     assert_eq!(hits_after(body, 1_000_000), 0);

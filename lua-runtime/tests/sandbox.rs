@@ -86,10 +86,10 @@ fn a_memory_bomb_hits_the_memory_ceiling() {
 
 #[test]
 fn string_rep_of_two_to_the_forty_fails_at_once() {
-    // rep is charged for what it would build before it builds it: 2^40
-    // bytes is far over the budget, so nothing is allocated; a size within
-    // the budget runs into the memory ceiling instead.
-    attack_says("local s = ('x'):rep(2^40)", "budget", "budget");
+    // 2^40 bytes is more than a string may hold: refused before anything
+    // is built. rep is charged for its copies before it builds anything:
+    // a size the budget covers runs into the memory ceiling instead.
+    attack_says("local s = ('x'):rep(2^40)", "runtime", "too large");
     let (mut k, mut host) = room_with(
         &[(
             "main",
@@ -801,7 +801,9 @@ fn pairs_over_runtime_tables_hands_out_nothing_private() {
 }
 
 /// A table holding the same table twice, nested 40 times, is 2^40 values
-/// once written out: the conversion counts what it writes and stops.
+/// once written out: the conversion counts what it writes, is charged for
+/// it, and stops where the budget runs out (or, under a budget that could
+/// pay for more, at a million values).
 #[test]
 fn a_shared_subtable_cannot_multiply_into_a_huge_value() {
     for body in [
@@ -809,7 +811,19 @@ fn a_shared_subtable_cannot_multiply_into_a_huge_value() {
         "local a = {1} for i = 1, 40 do a = {a, a} end game.spawn('token', {props = {x = a}})",
         "local a = {1} for i = 1, 40 do a = {a, a} end timer.after(10, 'f', a)",
     ] {
-        let err = attack(body, "runtime");
+        let err = attack(body, "budget");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("instruction budget exceeded"),
+            "{body}: {err}"
+        );
+        let big = Limits {
+            instructions_max: 1_000_000_000,
+            ..Limits::default()
+        };
+        let err = attack_with(body, "runtime", big);
         assert!(
             err["message"]
                 .as_str()
@@ -910,10 +924,21 @@ fn big_reads_are_charged_and_platform_spellings_refused() {
 
 /// A script's storage holds at most 1,000,000 values, across actions: a
 /// script cannot grow the room's state (and the process) without end.
+/// (Storing 600,000 values costs 600,000 conversions: a budget of a
+/// hundred million pays for it.)
 #[test]
 fn storage_is_bounded_across_actions() {
-    let (mut k, mut host) = global(
-        "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  if e.data.entityId == 'btn' then storage.a = t else storage.b = t end\nend\n",
+    let limits = Limits {
+        instructions_max: 100_000_000,
+        ..Limits::default()
+    };
+    let (mut k, mut host) = room_with(
+        &[(
+            "main",
+            "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  if e.data.entityId == 'btn' then storage.a = t else storage.b = t end\nend\n",
+            &[("global", None)],
+        )],
+        limits,
     );
     start(&mut k, &mut host);
     let out = k.process_json(
@@ -935,8 +960,13 @@ fn storage_is_bounded_across_actions() {
         "{err}"
     );
     // Replacing a value with a smaller one is always allowed.
-    let (mut k2, mut host2) = global(
-        "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  storage.a = t\n  storage.a = {1}\n  storage.b = t\nend\n",
+    let (mut k2, mut host2) = room_with(
+        &[(
+            "main",
+            "function on_button_pressed(e)\n  local t = {} for i = 1, 600000 do t[i] = i end\n  storage.a = t\n  storage.a = {1}\n  storage.b = t\nend\n",
+            &[("global", None)],
+        )],
+        limits,
     );
     start(&mut k2, &mut host2);
     let out = k2.process_json(
@@ -1064,10 +1094,11 @@ fn a_caught_refused_write_costs_the_same_on_both_paths() {
 }
 
 /// A string library call is charged one instruction per 4 bytes of the
-/// strings it takes and gives (`core.charge_strings`, a C function): 500
-/// more `upper` calls on 4,000 bytes cost 500 × (1,000 + 1,000)
+/// strings it takes and gives (`core.charge_strings`, a C function), and
+/// the buffer it builds its result in one per 64 bytes (lauxlib.c): 500
+/// more `upper` calls on 4,000 bytes cost 500 × (1,000 + 1,000 + 62)
 /// instructions more than on a 2-byte string (whose 2 + 2 bytes are under
-/// one instruction's worth).
+/// one instruction's worth, and whose buffer is the one on the C stack).
 #[test]
 fn a_string_call_is_charged_by_the_bytes_it_takes_and_gives() {
     let per_500 = |len: u32| {
@@ -1079,5 +1110,6 @@ fn a_string_call_is_charged_by_the_bytes_it_takes_and_gives() {
         smallest_budget(&src(1000)) - smallest_budget(&src(500))
     };
     // Up to the hook's granularity (smallest_budget).
-    assert!((per_500(4000) - per_500(2)).abs_diff(500 * 2000) < 2000);
+    let (big, small) = (per_500(4000), per_500(2));
+    assert!((big - small).abs_diff(500 * 2062) < 2000, "{big} - {small}");
 }

@@ -308,15 +308,10 @@ for k, v in raw_pairs(string) do
 end
 SAFE_STRING.dump = forbid("string.dump")
 SAFE_STRING.format = metered(safe_format)
--- rep is charged for what it will build, before it builds it.
-SAFE_STRING.rep = function(s, n, sep)
-  local count = tonumber(n)
-  if (type(s) == "string" or type(s) == "number") and count and count > 0 then
-    local sl = (type(sep) == "string" or type(sep) == "number") and #raw_tostring(sep) or 0
-    charge_bytes((#raw_tostring(s) + sl) * count)
-  end
-  return srep(s, n, sep)
-end
+-- rep charges itself from C, before it builds anything: its copies (even
+-- of an empty string, which copy nothing) and the bytes of its buffer
+-- (third_party/lua-src, lstrlib.c and lauxlib.c).
+SAFE_STRING.rep = srep
 SAFE_STRING.find = bounded("find", string.find, true)
 SAFE_STRING.match = bounded("match", string.match, false)
 SAFE_STRING.gmatch = function(s, p, init)

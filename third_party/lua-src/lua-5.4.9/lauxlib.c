@@ -26,6 +26,11 @@
 
 #include "lauxlib.h"
 
+/* Digipology: growing a buffer to n bytes owes n / DIGI_BUFFER_BYTES
+   instructions (lvm.c), paid at the next charge or instruction */
+LUAI_FUNC void luaV_digiowe (lua_State *L, size_t units);
+#define DIGI_BUFFER_BYTES 64
+
 
 #if !defined(MAX_SIZET)
 /* maximum value for size_t */
@@ -568,6 +573,7 @@ static char *prepbuffsize (luaL_Buffer *B, size_t sz, int boxidx) {
     lua_State *L = B->L;
     char *newbuff;
     size_t newsize = newbuffsize(B, sz);
+    luaV_digiowe(L, newsize / DIGI_BUFFER_BYTES);  /* Digipology */
     /* create larger buffer */
     if (buffonstack(B))  /* buffer already has a box? */
       newbuff = (char *)resizebox(L, boxidx, newsize);  /* resize it */

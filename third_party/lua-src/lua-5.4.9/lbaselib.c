@@ -21,6 +21,7 @@
 #include "lualib.h"
 
 #include "lobject.h"  /* Digipology: '__digi_uncounted' */
+#include "lvm.h"  /* Digipology: 'luaV_digicharge' */
 #include "lstate.h"
 
 
@@ -104,6 +105,7 @@ static int luaB_tonumber (lua_State *L) {
     luaL_checktype(L, 1, LUA_TSTRING);  /* no numbers as strings */
     s = lua_tolstring(L, 1, &l);
     luaL_argcheck(L, 2 <= base && base <= 36, 2, "base out of range");
+    luaV_digicharge(L, l / 2);  /* Digipology: each character it reads */
     if (b_str2int(s, (int)base, &n) == s + l) {
       lua_pushinteger(L, n);
       return 1;

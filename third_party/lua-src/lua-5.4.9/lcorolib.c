@@ -17,6 +17,13 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+/* Digipology: moving values between a coroutine and its resumer costs
+   their number (lvm.c) */
+LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
+#define DIGI_FREE_VALUES 8
+#define digi_values(L,n) \
+  { if ((n) > DIGI_FREE_VALUES) luaV_digicharge(L, (size_t)(n) / 2); }
+
 
 static lua_State *getco (lua_State *L) {
   lua_State *co = lua_tothread(L, 1);
@@ -35,6 +42,7 @@ static int auxresume (lua_State *L, lua_State *co, int narg) {
     lua_pushliteral(L, "too many arguments to resume");
     return -1;  /* error flag */
   }
+  digi_values(L, narg);
   lua_xmove(L, co, narg);
   status = lua_resume(co, L, narg, &nres);
   if (l_likely(status == LUA_OK || status == LUA_YIELD)) {
@@ -43,6 +51,7 @@ static int auxresume (lua_State *L, lua_State *co, int narg) {
       lua_pushliteral(L, "too many results to resume");
       return -1;  /* error flag */
     }
+    digi_values(L, nres);
     lua_xmove(co, L, nres);  /* move yielded values */
     return nres;
   }

@@ -162,6 +162,10 @@ LUA_API int lua_gethookmask (lua_State *L) {
 */
 LUA_API void lua_digisetdead (lua_State *L, int dead) {
   G(L)->digi_dead = cast_byte(dead != 0);
+  if (!dead) {
+    luaV_digiforgive();  /* a new call owes nothing */
+    G(L)->digi_unrun = 0;
+  }
   if (dead && L->hookcount > 1)
     L->hookcount = 1;
 }
@@ -169,6 +173,17 @@ LUA_API void lua_digisetdead (lua_State *L, int dead) {
 
 LUA_API int lua_digidead (lua_State *L) {
   return G(L)->digi_dead;
+}
+
+
+/*
+** Digipology: how many instructions sooner than its count the count hook
+** now running was called (a debt brought it forward: lvm.c), cleared.
+*/
+LUA_API int lua_digitakeunrun (lua_State *L) {
+  int n = G(L)->digi_unrun;
+  G(L)->digi_unrun = 0;
+  return n;
 }
 
 
@@ -971,6 +986,7 @@ int luaG_traceexec (lua_State *L, const Instruction *pc) {
   if (!isIT(*(ci->u.l.savedpc - 1)))  /* top not being used? */
     L->top.p = ci->top.p;  /* correct top */
   if (counthook) {
+    luaV_digipay(L);  /* Digipology: what conversions and rehashes owe */
     luaD_hook(L, LUA_HOOKCOUNT, -1, 0, 0);  /* call count hook */
     if (l_unlikely(digi_isdead(L)))  /* Digipology: the hook stopped Lua */
       luaG_runerror(L, DIGI_DEAD_MSG);

@@ -31,6 +31,8 @@
 #include "ltm.h"
 #include "lundump.h"
 #include "lvm.h"
+
+#define DIGI_THROW_COST 32  /* Digipology: see 'luaD_throw' */
 #include "lzio.h"
 
 
@@ -109,6 +111,9 @@ void luaD_seterrorobj (lua_State *L, int errcode, StkId oldtop) {
 
 
 l_noret luaD_throw (lua_State *L, int errcode) {
+  /* Digipology: unwinding to a handler costs DIGI_THROW_COST instructions
+     (owed, lvm.c: a 'pcall(error)' loop does little else) */
+  luaV_digiowe(L, DIGI_THROW_COST);
   if (L->errorJmp) {  /* thread has an error handler? */
     L->errorJmp->status = errcode;  /* set status */
     LUAI_THROW(L, L->errorJmp);  /* jump to it */
@@ -495,6 +500,7 @@ l_sinline void moveresults (lua_State *L, StkId res, int nres, int wanted) {
       break;
   }
   /* generic case */
+  luaV_digivaluesp(L, nres, res);  /* Digipology: results cost their number */
   firstresult = L->top.p - nres;  /* index of first result */
   if (nres > wanted)  /* extra results? */
     nres = wanted;  /* don't need them */
@@ -587,6 +593,7 @@ int luaD_pretailcall (lua_State *L, CallInfo *ci, StkId func,
       int i;
       if (l_unlikely(digi_isdead(L)))  /* Digipology: no Lua runs */
         luaG_runerror(L, DIGI_DEAD_MSG);
+      luaV_digivaluesp(L, narg1, func);  /* Digipology: moved arguments */
       checkstackGCp(L, fsize - delta, func);
       ci->func.p -= delta;  /* restore 'func' (if vararg) */
       for (i = 0; i < narg1; i++)  /* move down function and arguments */

@@ -20,6 +20,9 @@
 #include "lmem.h"
 #include "lobject.h"
 #include "lstate.h"
+#include "lvm.h"
+
+#define DIGI_GC_OBJECT_COST 4  /* Digipology: instructions per object */
 
 
 
@@ -163,7 +166,13 @@ static void *tryagain (lua_State *L, void *block,
                        size_t osize, size_t nsize) {
   global_State *g = G(L);
   if (cantryagain(g)) {
+    /* Digipology: a full collection costs the objects it marks and sweeps
+       (owed, lvm.c): a script holding memory near its ceiling would
+       otherwise make every allocation a full collection for the price of
+       one instruction */
+    size_t work = g->digi_gcwork;
     luaC_fullgc(L, 1);  /* try to free some memory... */
+    luaV_digiowe(L, (g->digi_gcwork - work) * DIGI_GC_OBJECT_COST);
     return callfrealloc(g, block, osize, nsize);  /* try again */
   }
   else return NULL;  /* cannot run an emergency collection */

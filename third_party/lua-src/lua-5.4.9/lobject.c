@@ -305,13 +305,24 @@ static const char *l_str2int (const char *s, lua_Integer *result) {
 }
 
 
+/* Digipology: what converting a numeral costs, in instructions: a base
+   and one per DIGI_NUMERAL_CHARS characters; writing a number as text */
+#define DIGI_NUMERAL_BASE 2
+#define DIGI_NUMERAL_CHARS 1
+#define DIGI_INT2STR 8
+#define DIGI_FLT2STR 64
+
 size_t luaO_str2num (const char *s, TValue *o) {
   lua_Integer i; lua_Number n;
   const char *e;
   /* Digipology: a string of more than 200 characters is never a number
      (no numeral needs that many), so converting one costs nothing. */
-  if (memchr(s, '\0', 201) == NULL)
+  const char *end = (const char *)memchr(s, '\0', 201);
+  if (end == NULL)
     return 0;
+  /* Digipology: reading a numeral costs its characters (owed: callers
+     include C API functions that may not raise, lvm.c) */
+  luaV_digiowe(NULL, DIGI_NUMERAL_BASE + cast_sizet(end - s) / DIGI_NUMERAL_CHARS);
   if ((e = l_str2int(s, &i)) != NULL) {  /* try as an integer */
     setivalue(o, i);
   }
@@ -359,6 +370,8 @@ int luaO_utf8esc (char *buff, unsigned long x) {
 static int tostringbuff (TValue *obj, char *buff) {
   int len;
   lua_assert(ttisnumber(obj));
+  /* Digipology: owed, as above (lvm.c) */
+  luaV_digiowe(NULL, ttisinteger(obj) ? DIGI_INT2STR : DIGI_FLT2STR);
   if (ttisinteger(obj))
     len = lua_integer2str(buff, MAXNUMBER2STR, ivalue(obj));
   else if (fltvalue(obj) != fltvalue(obj)) {  /* Digipology: NaN */

@@ -388,6 +388,8 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   g->seed = luai_makeseed(L);
   g->gcstp = GCSTPGC;  /* no GC while building state */
   g->digi_dead = 0;  /* Digipology: Lua may run */
+  g->digi_gcwork = 0;
+  g->digi_unrun = 0;
   g->strt.size = g->strt.nuse = 0;
   g->strt.hash = NULL;
   setnilvalue(&g->l_registry);

@@ -301,6 +301,8 @@ typedef struct global_State {
   lua_WarnFunction warnf;  /* warning function */
   void *ud_warn;         /* auxiliary data to 'warnf' */
   lu_byte digi_dead;  /* Digipology: the host stopped all Lua (see below) */
+  size_t digi_gcwork;  /* Digipology: objects the collector marked or swept */
+  int digi_unrun;  /* Digipology: count the next hook was brought forward by */
 } global_State;
 
 

@@ -25,6 +25,15 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
+/* Digipology: copies string.rep makes per instruction of charge; the
+   instructions a float conversion of string.format costs, and what each
+   character of its output adds (a float printed with hundreds of digits
+   takes microseconds) */
+#define DIGI_REP_COPIES 2
+#define DIGI_FLOAT_FORMAT 96
+#define DIGI_FLOAT_CHAR_COST 3
+
 
 /*
 ** maximum number of captures that a pattern can do during
@@ -159,7 +168,12 @@ static int str_rep (lua_State *L) {
   else {
     size_t totallen = (size_t)n * l + (size_t)(n - 1) * lsep;
     luaL_Buffer b;
-    char *p = luaL_buffinitsize(L, &b, totallen);
+    char *p;
+    /* Digipology: 'n' copies cost their number even when they copy
+       nothing (rep('', n) loops n times); their bytes are charged as the
+       buffer is made */
+    luaV_digicharge(L, (size_t)n / DIGI_REP_COPIES);
+    p = luaL_buffinitsize(L, &b, totallen);
     while (n-- > 1) {  /* first n-1 copies (followed by separator) */
       memcpy(p, s, l * sizeof(char)); p += l;
       if (lsep > 0) {  /* empty 'memcpy' is not that cheap */
@@ -359,11 +373,12 @@ static const luaL_Reg stringmetamethods[] = {
 ** Digipology: the matcher charges its steps to the count hook (the
 ** instruction budget), one instruction per DIGI_MATCH_STEPS steps, in
 ** batches of 64 steps — a backtracking pattern or a balance scan that
-** would take seconds ends as a budget error instead. (A step costs about
-** half of what a Lua instruction does.) luaV_digicharge is in lvm.c.
+** would take seconds ends as a budget error instead. Each start position
+** a search tries (and each match gsub copies) counts as a step too. (A
+** step costs about what a Lua instruction does: benches/charges.rs.)
+** luaV_digicharge is in lvm.c.
 */
-LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
-#define DIGI_MATCH_STEPS 2
+#define DIGI_MATCH_STEPS 1
 #define DIGI_STEP(ms) \
   { if (l_unlikely((++(ms)->digi_steps & 63) == 0)) \
       luaV_digicharge((ms)->L, 64 / DIGI_MATCH_STEPS); }
@@ -698,9 +713,10 @@ static const char *lmemfind (lua_State *L, const char *s1, size_t l1,
     l2--;  /* 1st char will be checked by 'memchr' */
     l1 = l1-l2;  /* 's2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
-      work += (size_t)(init - s1) + l2 + 1;
-      if (work >= 4096) {  /* Digipology: one instruction per 16 bytes */
-        luaV_digicharge(L, work / 16);
+      /* Digipology: one instruction per 8 bytes, each hit counting 16 */
+      work += (size_t)(init - s1) + l2 + 1 + 16;
+      if (work >= 4096) {
+        luaV_digicharge(L, work / 8);
         work = 0;
       }
       init++;   /* 1st char is already checked */
@@ -833,6 +849,7 @@ static int str_find_aux (lua_State *L, int find) {
         else
           return push_captures(&ms, s1, res);
       }
+      DIGI_STEP(&ms);  /* Digipology: each start tried is a step */
     } while (s1++ < ms.src_end && !anchor);
   }
   luaL_pushfail(L);  /* not found */
@@ -864,6 +881,7 @@ static int gmatch_aux (lua_State *L) {
   const char *src;
   gm->ms.L = L;
   for (src = gm->src; src <= gm->ms.src_end; src++) {
+    DIGI_STEP(&gm->ms);  /* Digipology: each start tried is a step */
     const char *e;
     reprepstate(&gm->ms);
     if ((e = match(&gm->ms, src, gm->p)) != NULL && e != gm->lastmatch) {
@@ -984,6 +1002,7 @@ static int str_gsub (lua_State *L) {
   }
   prepstate(&ms, L, src, srcl, p, lp);
   while (n < max_s) {
+    DIGI_STEP(&ms); DIGI_STEP(&ms);  /* Digipology: a start and its copy */
     const char *e;
     reprepstate(&ms);  /* (re)prepare state for new match */
     if ((e = match(&ms, src, p)) != NULL && e != lastmatch) {  /* match? */
@@ -1342,6 +1361,7 @@ static int str_format (lua_State *L) {
           addlenmod(form, LUA_NUMBER_FRMLEN);
           nb = lua_number2strx(L, buff, maxitem, form,
                                   luaL_checknumber(L, arg));
+          luaV_digicharge(L, DIGI_FLOAT_FORMAT + (size_t)nb * DIGI_FLOAT_CHAR_COST);
           break;
         case 'f':
           maxitem = MAX_ITEMF;  /* extra space for '%f' */
@@ -1352,6 +1372,8 @@ static int str_format (lua_State *L) {
           checkformat(L, form, L_FMTFLAGSF, 1);
           addlenmod(form, LUA_NUMBER_FRMLEN);
           nb = l_sprintf(buff, maxitem, form, (LUAI_UACNUMBER)n);
+          /* Digipology: a float's digits cost more the more there are */
+          luaV_digicharge(L, DIGI_FLOAT_FORMAT + (size_t)nb * DIGI_FLOAT_CHAR_COST);
           break;
         }
         case 'p': {

@@ -595,6 +595,8 @@ void luaH_resizearray (lua_State *L, Table *t, unsigned int nasize) {
 /*
 ** nums[i] = number of keys 'k' where 2^(i - 1) < k <= 2^i
 */
+#define DIGI_REHASH_SLOTS 4  /* Digipology: slots per instruction */
+
 static void rehash (lua_State *L, Table *t, const TValue *ek) {
   unsigned int asize;  /* optimal size for array part */
   unsigned int na;  /* number of keys in the array part */
@@ -603,6 +605,10 @@ static void rehash (lua_State *L, Table *t, const TValue *ek) {
   int totaluse;
   for (i = 0; i <= MAXABITS; i++) nums[i] = 0;  /* reset counts */
   setlimittosize(t);
+  /* Digipology: walking and refilling the table costs its size (owed:
+     table writes from C API calls may not raise, lvm.c); without this a
+     table kept full while keys come and go rehashes at every insert */
+  luaV_digiowe(L, (cast_sizet(t->alimit) + sizenode(t)) / DIGI_REHASH_SLOTS);
   na = numusearray(t, nums);  /* count keys in array part */
   totaluse = na;  /* all those keys are integer keys */
   totaluse += numusehash(t, nums, &na);  /* count keys in hash part */

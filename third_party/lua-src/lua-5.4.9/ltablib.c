@@ -25,13 +25,14 @@
 
 
 /*
-** Digipology: every element a table function reads is charged one
-** instruction to the count hook (luaV_digicharge, in lvm.c), so insert,
-** remove, move, concat, unpack and sort cannot run long inside one call,
-** whatever their arguments or a __len say.
+** Digipology: every element a table function reads is charged two
+** instructions to the count hook (luaV_digicharge, in lvm.c: the read and
+** the write that mostly follows), so insert, remove, move, concat, unpack
+** and sort cannot run long inside one call, whatever their arguments or a
+** __len say.
 */
 LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
-#define digi_geti(L,t,i)  (luaV_digicharge(L, 1), lua_geti(L, t, i))
+#define digi_geti(L,t,i)  (luaV_digicharge(L, 2), lua_geti(L, t, i))
 
 
 /*
@@ -195,6 +196,7 @@ static int tconcat (lua_State *L) {
 static int tpack (lua_State *L) {
   int i;
   int n = lua_gettop(L);  /* number of elements to pack */
+  luaV_digicharge(L, (size_t)n);  /* Digipology: each value it stores */
   lua_createtable(L, n, 1);  /* create result table */
   lua_insert(L, 1);  /* put it at index 1 */
   for (i = n; i >= 1; i--)  /* assign elements */

@@ -258,6 +258,8 @@ void luaT_adjustvarargs (lua_State *L, int nfixparams, CallInfo *ci,
 void luaT_getvarargs (lua_State *L, CallInfo *ci, StkId where, int wanted) {
   int i;
   int nextra = ci->u.l.nextraargs;
+  /* Digipology: '...' costs the values it copies */
+  luaV_digivaluesp(L, (wanted < 0) ? nextra : wanted, where);
   if (wanted < 0) {
     wanted = nextra;  /* get all extra arguments available */
     checkstackGCp(L, nextra, where);  /* ensure stack space */

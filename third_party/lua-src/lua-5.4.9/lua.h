@@ -473,6 +473,7 @@ LUA_API int (lua_gethookcount) (lua_State *L);
 /* Digipology: stop (dead = 1) or allow again (0) all Lua in the state */
 LUA_API void (lua_digisetdead) (lua_State *L, int dead);
 LUA_API int (lua_digidead) (lua_State *L);
+LUA_API int (lua_digitakeunrun) (lua_State *L);
 
 LUA_API int (lua_setcstacklimit) (lua_State *L, unsigned int limit);
 

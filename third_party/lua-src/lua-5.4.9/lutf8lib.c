@@ -164,8 +164,13 @@ static void pushutfchar (lua_State *L, int arg) {
 /*
 ** utfchar(n1, n2, ...)  -> char(n1)..char(n2)...
 */
+/* Digipology: each code point costs DIGI_UTFCHAR_COST instructions */
+LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
+#define DIGI_UTFCHAR_COST 3
+
 static int utfchar (lua_State *L) {
   int n = lua_gettop(L);  /* number of arguments */
+  luaV_digicharge(L, (size_t)n * DIGI_UTFCHAR_COST);
   if (n == 1)  /* optimize common case of single char */
     pushutfchar(L, 1);
   else {

@@ -679,9 +679,44 @@ static void copy2buff (StkId top, int n, char *buff) {
 */
 #define DIGI_CONCAT_BYTES 64
 
+/*
+** Digipology: work done where no error may be raised (converting between
+** numbers and strings, which C API calls do too; rehashing a table; an
+** emergency collection) is owed, and paid at the next charge or count
+** hook: the VM runs one thread of one state at a time on a thread, and
+** the host forgives the debt when it starts a call (lua_digisetdead), so
+** what a call owes is only ever paid by that call. A debt of more than
+** DIGI_DEBT_TRAP instructions makes the owing thread (when known) pay at
+** its next instruction.
+*/
+#define DIGI_DEBT_TRAP 1024
+static _Thread_local size_t digi_debt = 0;
+
+void luaV_digiowe (lua_State *L, size_t units) {
+  digi_debt += units;
+  if (L != NULL && digi_debt > DIGI_DEBT_TRAP && L->hookcount > 1) {
+    /* the hook comes at the next instruction instead of 'hookcount'
+       instructions later: the host takes those back (lua_digitakeunrun),
+       so bringing it forward costs nothing */
+    G(L)->digi_unrun += L->hookcount - 1;
+    L->hookcount = 1;
+  }
+}
+
+void luaV_digiforgive (void) {
+  digi_debt = 0;
+}
+
+void luaV_digipay (lua_State *L) {
+  if (digi_debt > 0)
+    luaV_digicharge(L, 0);
+}
+
 void luaV_digicharge (lua_State *L, size_t units) {
   if (l_unlikely(digi_isdead(L)))  /* no more C work either */
     luaG_runerror(L, DIGI_DEAD_MSG);
+  units += digi_debt;  /* what earlier work owes */
+  digi_debt = 0;
   if (units == 0 || !(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
     return;
   while (units > 0) {
@@ -1923,8 +1958,12 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
         int n = GETARG_B(i);
         unsigned int last = GETARG_C(i);
         Table *h = hvalue(s2v(ra));
-        if (n == 0)
+        if (n == 0) {
           n = cast_int(L->top.p - ra) - 1;  /* get up to the top */
+          savepc(L);  /* Digipology: a list of any length costs its size */
+          luaV_digivaluesp(L, n, ra);
+          updatebase(ci);
+        }
         else
           L->top.p = ci->top.p;  /* correct top in case of emergency GC */
         last += n;

@@ -133,6 +133,29 @@ LUAI_FUNC void luaV_finishOp (lua_State *L);
 LUAI_FUNC void luaV_execute (lua_State *L, CallInfo *ci);
 LUAI_FUNC void luaV_concat (lua_State *L, int total);
 LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);  /* Digipology */
+LUAI_FUNC void luaV_digiowe (lua_State *L, size_t units);  /* Digipology */
+LUAI_FUNC void luaV_digipay (lua_State *L);  /* Digipology */
+LUAI_FUNC void luaV_digiforgive (void);  /* Digipology */
+
+/*
+** Digipology: copying values (varargs, results, arguments, list
+** constructors, coroutine transfers, table.pack) is charged by their
+** number: the first DIGI_FREE_VALUES of one copy are in the instruction's
+** price, then one instruction per DIGI_VALUES_PER_UNIT values.
+*/
+#define DIGI_FREE_VALUES	8
+#define DIGI_VALUES_PER_UNIT	2
+#define luaV_digivalues(L,n)  \
+  { if (l_unlikely((n) > DIGI_FREE_VALUES)) \
+      luaV_digicharge(L, cast_sizet(n) / DIGI_VALUES_PER_UNIT); }
+
+/* The same, where 'p' points into the stack, which the count hook a charge
+   runs may move: 'p' is brought up to date. */
+#define luaV_digivaluesp(L,n,p)  \
+  { if (l_unlikely((n) > DIGI_FREE_VALUES)) { \
+      ptrdiff_t p_ = savestack(L, p); \
+      luaV_digicharge(L, cast_sizet(n) / DIGI_VALUES_PER_UNIT); \
+      p = restorestack(L, p_); } }
 extern const char luaV_digiabsent;  /* Digipology: the absent mark */
 LUAI_FUNC lua_Integer luaV_idiv (lua_State *L, lua_Integer x, lua_Integer y);
 LUAI_FUNC lua_Integer luaV_mod (lua_State *L, lua_Integer x, lua_Integer y);

@@ -2,7 +2,7 @@ use std::env;
 // Digipology: the patched C files are part of this crate's build inputs, so
 // editing them rebuilds this crate and re-runs mlua-sys's build script
 // (which compiles them); otherwise cargo would keep the old objects.
-const _PATCHED: [&[u8]; 13] = [
+const _PATCHED: [&[u8]; 20] = [
     include_bytes!("../lua-5.4.9/ltablib.c"),
     include_bytes!("../lua-5.4.9/lvm.c"),
     include_bytes!("../lua-5.4.9/ldo.c"),
@@ -16,6 +16,13 @@ const _PATCHED: [&[u8]; 13] = [
     include_bytes!("../lua-5.4.9/lstate.c"),
     include_bytes!("../lua-5.4.9/ldebug.c"),
     include_bytes!("../lua-5.4.9/lua.h"),
+    include_bytes!("../lua-5.4.9/ltm.c"),
+    include_bytes!("../lua-5.4.9/lcorolib.c"),
+    include_bytes!("../lua-5.4.9/lauxlib.c"),
+    include_bytes!("../lua-5.4.9/ltable.c"),
+    include_bytes!("../lua-5.4.9/lmem.c"),
+    include_bytes!("../lua-5.4.9/lutf8lib.c"),
+    include_bytes!("../lua-5.4.9/lgc.c"),
 ];
 
 use std::error::Error;
