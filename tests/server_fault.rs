@@ -247,7 +247,8 @@ fn a_recovered_room_rearms_its_match_clocks() {
 /// reached the log (the server died in between) starts when recovered.
 /// That state is made here by hand: Ann waits alone, the server is
 /// killed, and her match's row is then written as the server writes it
-/// when Bob takes the last seat (its log has no row of it, nor a span).
+/// when Bob takes the last seat (its log has no row of it, nor a span),
+/// after Bob's seat token (which the server makes durable first).
 #[test]
 fn a_running_match_with_an_empty_log_starts_when_recovered() {
     let data = scratch("server-fault-empty");
@@ -266,6 +267,11 @@ fn a_running_match_with_an_empty_log_starts_when_recovered() {
         )
         .expect("update");
     assert_eq!(marked, 1);
+    db.execute(
+        "INSERT INTO tokens(digest, match_id, seat) VALUES ('bobs-token', ?1, 'b')",
+        [&ann.match_id],
+    )
+    .expect("bob's token");
     drop(db);
     let server = Server::start(&games, &dir, &[]);
     ann.addr = server.addr.clone();

@@ -6,14 +6,14 @@
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
-use crate::audit::{self, Tops};
+use crate::audit::{self, Fault, Tops};
 use crate::store::{self, SqliteLog};
 
 /// The log database.
@@ -25,8 +25,15 @@ pub const WAL: &str = "rooms.sqlite3-wal";
 pub const SHM: &str = "rooms.sqlite3-shm";
 /// The marker: the id of the folder's log, which the database keeps too.
 pub const MARKER: &str = "rooms.id";
-/// How far the server wrote each table, noted after every commit.
+/// How far the server wrote each table, noted after each commit that
+/// added rows.
 pub const HIGHWATER: &str = "rooms.highwater";
+/// The lock file a running server holds (`lib.rs`): not part of the log.
+const LOCK: &str = "lock";
+/// The `meta` key noting the seats taken without a seat token when this
+/// version first opened the log (written before tokens were made durable
+/// ahead of the seat): those are not refused.
+const TOKENLESS: &str = "tokenless_seats";
 
 /// The high-water record's length: always the same, so each rewrite in
 /// place covers the last one whole.
@@ -35,16 +42,22 @@ const RECORD_LEN: usize = 256;
 const RECORD_TAG: &str = "digipology-highwater 1";
 /// Longest log id taken from a file.
 const ID_MAX: usize = 64;
+/// Most bytes read of the marker or the high-water file (each is far
+/// shorter; more is not one of them).
+const READ_MAX: u64 = 64 * 1024;
 
 /// Opens the data folder's log for the server, after checking it: a new
-/// folder gets a new log, a folder written before the marker existed is
-/// adopted, and a folder whose log lost its database, its write-ahead log,
-/// tables or rows is refused with what is missing and what to do.
+/// folder gets a new log (with a warning when `existed`, the folder being
+/// there before this start), a folder written before the marker existed
+/// is adopted, and a folder whose log lost its database, its write-ahead
+/// log, tables, rows or seat tokens is refused with what is missing and
+/// what to do. A refusal leaves the folder's files as they were.
 ///
 /// # Errors
 /// The one-paragraph refusal, or a file that cannot be read or written.
-pub fn open_log(data: &Path) -> Result<SqliteLog, String> {
-    let found = Found::look(data)?;
+pub fn open_log(data: &Path, existed: bool) -> Result<SqliteLog, String> {
+    let mut found = Found::look(data)?;
+    found.existed = existed;
     match (found.marker.is_some(), found.db) {
         (true, None) => Err(found.refuse(
             &format!(
@@ -88,6 +101,10 @@ struct Found {
     shm: bool,
     /// `rooms.highwater`: its log id and tops, or why it cannot be read.
     high: Option<Result<(String, Tops), String>>,
+    /// The folder was there before this start.
+    existed: bool,
+    /// It holds nothing but the lock a server takes.
+    empty: bool,
 }
 
 impl Found {
@@ -99,7 +116,15 @@ impl Found {
             db: there(DATABASE).map(|m| m.len()),
             wal: there(WAL).is_some(),
             shm: there(SHM).is_some(),
-            high: read(&data.join(HIGHWATER))?.map(|b| parse_record(&b)),
+            high: match read(&data.join(HIGHWATER)) {
+                Ok(bytes) => bytes.map(|b| parse_record(&b)),
+                Err(e) => Some(Err(e)),
+            },
+            existed: false,
+            empty: std::fs::read_dir(data)
+                .map_err(|e| format!("{}: {e}", data.display()))?
+                .flatten()
+                .all(|e| e.file_name() == LOCK),
         };
         if let Some(bytes) = read(&data.join(MARKER))? {
             let id = parse_marker(&bytes).ok_or_else(|| {
@@ -156,13 +181,20 @@ impl Found {
     }
 }
 
-/// A file's bytes, `None` when it is not there.
+/// A file's bytes (at most [`READ_MAX`]), `None` when it is not there.
 fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(format!("{} is not a regular file", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(fail(e)),
     }
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|f| f.take(READ_MAX).read_to_end(&mut bytes))
+        .map_err(fail)?;
+    Ok(Some(bytes))
 }
 
 /// A new folder's log: the database is made whole under another name and
@@ -182,9 +214,22 @@ fn create(found: &Found) -> Result<SqliteLog, String> {
         .map_err(|e| format!("{}: {e}", db.display()))?;
     write_atomic(data, MARKER, marker_text(&id).as_bytes())?;
     let writer = store::open(&db)?;
-    let high = HighWater::create(data, &id, Tops::default())?;
-    tracing::info!("made a new log in {}", db.display());
-    SqliteLog::start(&db, writer, Some(high))
+    let high = HighWater::create(data, &id, Tops::default());
+    if found.existed {
+        let what = if found.empty {
+            "was there already, empty"
+        } else {
+            "was there already, without a log"
+        };
+        tracing::warn!(
+            "{} {what}: the server made a new, empty log in it ({}): no matches from before are here; if this folder should hold a log, check the path or the mount",
+            data.display(),
+            db.display()
+        );
+    } else {
+        tracing::info!("made a new log in {}", db.display());
+    }
+    SqliteLog::start(&db, writer, high)
 }
 
 /// The new database: every table, and its id, in one transaction.
@@ -194,6 +239,10 @@ fn build_new(path: &Path, id: &str) -> rusqlite::Result<()> {
     let tx = c.transaction()?;
     tx.execute_batch(store::SCHEMA)?;
     tx.execute("INSERT INTO meta(key, value) VALUES ('log_id', ?1)", [id])?;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, '[]')",
+        [TOKENLESS],
+    )?;
     tx.commit()?;
     c.close().map_err(|(_, e)| e)
 }
@@ -209,39 +258,135 @@ enum Tables {
     New,
 }
 
-/// A folder whose database is there: checked, then opened.
+/// What the checks of an existing database decided.
+enum Checked {
+    /// No table at all, in a folder that never held a log: a new log.
+    New,
+    /// The log, whole: its id, whether it is taken in now, and the seats
+    /// taken without a token to note (when the log has no such note yet).
+    Live {
+        id: String,
+        adopting: bool,
+        tokenless: Option<Vec<(String, String)>>,
+    },
+}
+
+/// A folder whose database is there: checked, then opened. A refusal
+/// leaves the folder's files as they were.
 fn existing(found: &Found) -> Result<SqliteLog, String> {
     let db = found.data.join(DATABASE);
-    let c = inspect(&db).map_err(|e| found.unreadable(&e))?;
-    let tables = audit::tables(&c).map_err(|e| found.unreadable(&e))?;
-    let plan = found.tables(&tables)?;
-    if matches!(plan, Tables::New) {
-        // An empty database in a folder that never held a log: replaced
-        // by a new one, without the -wal and -shm opening it just made.
-        drop(c);
-        for made in [WAL, SHM] {
-            let _ = std::fs::remove_file(found.data.join(made));
+    let checked = inspect(&db)
+        .map_err(|e| found.fault(Fault::Sql(e)))
+        .and_then(|c| found.check(&c).map(|plan| (c, plan)));
+    match checked {
+        Ok((c, Checked::New)) => {
+            // An empty database in a folder that never held a log: replaced
+            // by a new one, without the -wal and -shm opening it just made.
+            drop(c);
+            for made in [WAL, SHM] {
+                let _ = std::fs::remove_file(found.data.join(made));
+            }
+            create(found)
         }
-        return create(found);
+        Ok((
+            c,
+            Checked::Live {
+                id,
+                adopting,
+                tokenless,
+            },
+        )) => go_live(found, c, &id, adopting, tokenless),
+        Err(refusal) => {
+            found.tidy();
+            Err(refusal)
+        }
     }
-    let id = found.identity(&c, &tables)?;
-    if matches!(plan, Tables::Whole) {
-        found.high_water(&c, &id)?;
+}
+
+impl Found {
+    /// Every check of an existing database, in order: its tables, its
+    /// id, how far it reaches, its matches' rows and seat tokens.
+    fn check(&self, c: &Connection) -> Result<Checked, String> {
+        let fault = |e: Fault| self.fault(e);
+        let tables = audit::tables(c).map_err(|e| fault(e.into()))?;
+        let plan = self.tables(&tables)?;
+        if matches!(plan, Tables::New) {
+            return Ok(Checked::New);
+        }
+        let id = self.identity(c, &tables)?;
+        if matches!(plan, Tables::Whole) {
+            self.high_water(c, &id)?;
+        }
+        let found = audit::match_findings(c).map_err(fault)?;
+        // Without a note (a log this version never opened), the seats
+        // without a token now are noted, not refused: a server before it
+        // wrote a seat before its token.
+        let noted = if tables.contains("meta") {
+            audit::meta(c, TOKENLESS)
+                .map_err(fault)?
+                .map(|v| parse_seats(&v).ok_or_else(|| fault(self.bad_note())))
+                .transpose()?
+        } else {
+            None
+        };
+        let mut findings = found.rows;
+        let mut lost_tokens = false;
+        if let Some(noted) = &noted {
+            for (m, seat) in found.tokenless.iter().filter(|k| !noted.contains(*k)) {
+                findings.push(audit::tokenless_finding(m, seat));
+                lost_tokens = true;
+            }
+        }
+        if !findings.is_empty() {
+            let what = if lost_tokens {
+                "rows or seat tokens"
+            } else {
+                "rows"
+            };
+            return Err(self.refuse(
+                &format!(
+                    "{} has lost {what} of its matches: {}{}",
+                    self.path(DATABASE),
+                    audit::listed(&findings),
+                    self.wal_note()
+                ),
+                "",
+            ));
+        }
+        Ok(Checked::Live {
+            id,
+            adopting: matches!(plan, Tables::Adopt) || self.marker.is_none(),
+            tokenless: noted.is_none().then_some(found.tokenless),
+        })
     }
-    let findings = audit::match_findings(&c).map_err(|e| found.unreadable(&e))?;
-    if !findings.is_empty() {
-        return Err(found.refuse(
-            &format!(
-                "{} has lost rows of its matches: {}{}",
-                db.display(),
-                audit::listed(&findings),
-                found.wal_note()
-            ),
-            "",
-        ));
+
+    fn bad_note(&self) -> Fault {
+        Fault::Malformed(format!(
+            "the {TOKENLESS} row of its meta table holds something other than a list of seats"
+        ))
     }
-    let adopting = matches!(plan, Tables::Adopt) || found.marker.is_none();
-    go_live(found, c, &id, adopting)
+
+    /// After a refusal: removes the `-wal` and `-shm` the check's opening
+    /// of the database made (absent before; the `-wal` still empty),
+    /// so the folder is left as it was and the next start says the same.
+    fn tidy(&self) {
+        let wal = self.data.join(WAL);
+        if !self.wal && std::fs::metadata(&wal).is_ok_and(|m| m.len() == 0) {
+            let _ = std::fs::remove_file(&wal);
+        }
+        if !self.shm {
+            // SQLite's index of the -wal, made by the opening: rebuilt by
+            // whoever opens the database next.
+            let _ = std::fs::remove_file(self.data.join(SHM));
+        }
+    }
+}
+
+/// The seats a `tokenless_seats` note lists: `[[match, seat], …]`.
+fn parse_seats(text: &str) -> Option<BTreeSet<(String, String)>> {
+    serde_json::from_str::<Vec<(String, String)>>(text)
+        .ok()
+        .map(|v| v.into_iter().collect())
 }
 
 /// A connection that only looks: closing it leaves the write-ahead log as
@@ -259,13 +404,15 @@ fn inspect(db: &Path) -> rusqlite::Result<Connection> {
 }
 
 /// The checked database becomes the log: an adopted one gets the tables
-/// and id it lacks and the folder its marker; the high-water file starts
-/// from how far the tables reach now.
+/// and id it lacks and the folder its marker; the seats taken without a
+/// token are noted when the log has no such note yet; the high-water file
+/// starts from how far the tables reach now.
 fn go_live(
     found: &Found,
     mut c: Connection,
     id: &str,
     adopting: bool,
+    tokenless: Option<Vec<(String, String)>>,
 ) -> Result<SqliteLog, String> {
     let db = found.data.join(DATABASE);
     let fail = |e: rusqlite::Error| format!("{}: {e}", db.display());
@@ -284,6 +431,9 @@ fn go_live(
         .map_err(fail)?;
         tx.commit().map_err(fail)?;
     }
+    if let Some(seats) = tokenless {
+        note_tokenless(&c, &db, &seats);
+    }
     if found.marker.is_none() {
         write_atomic(&found.data, MARKER, marker_text(id).as_bytes())?;
         tracing::info!(
@@ -293,19 +443,50 @@ fn go_live(
         );
     }
     let tops = audit::tops(&c).map_err(fail)?;
-    let high = HighWater::create(&found.data, id, tops)?;
-    SqliteLog::start(&db, c, Some(high))
+    let high = HighWater::create(&found.data, id, tops);
+    SqliteLog::start(&db, c, high)
+}
+
+/// Notes, the first time this version opens a log, the seats a player
+/// took whose token the log lacks: a server before it wrote a seat before
+/// its token, so a kill between the two left such seats (nobody can play
+/// them). Later starts refuse any other. A failed note (a full disk) is
+/// a warning: the next start notes them again.
+fn note_tokenless(c: &Connection, db: &Path, seats: &[(String, String)]) {
+    for (m, seat) in seats {
+        tracing::warn!(
+            "match {m}: its seat {seat} was taken, but the log holds no seat token for it (a server before this version was stopped between writing the two, or the token was deleted): nobody can act in that seat"
+        );
+    }
+    let text = serde_json::to_string(seats).unwrap_or_else(|_| "[]".to_owned());
+    if let Err(e) = c.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+        [TOKENLESS, text.as_str()],
+    ) {
+        tracing::warn!(
+            "cannot note the seats without a token in {} ({e}): the next start notes them again",
+            db.display()
+        );
+    }
 }
 
 impl Found {
-    fn unreadable(&self, e: &rusqlite::Error) -> String {
-        self.refuse(
-            &format!(
-                "{} cannot be read as a SQLite database ({e})",
-                self.path(DATABASE)
+    /// The refusal for what kept a check from reading the database.
+    fn fault(&self, e: Fault) -> String {
+        let db = self.path(DATABASE);
+        match e {
+            Fault::Sql(e) => self.refuse(
+                &format!("{db} cannot be read as a SQLite database ({e})"),
+                "",
             ),
-            "",
-        )
+            Fault::Malformed(what) => self.refuse(
+                &format!(
+                    "{db} holds a malformed row: {what} (the row was edited, or the database was damaged){}",
+                    self.wal_note()
+                ),
+                "",
+            ),
+        }
     }
 
     /// Which tables the database has against what the folder says it
@@ -368,7 +549,7 @@ impl Found {
     fn identity(&self, c: &Connection, have: &BTreeSet<String>) -> Result<String, String> {
         let kept = if have.contains("meta") {
             audit::log_id(c)
-                .map_err(|e| self.unreadable(&e))?
+                .map_err(|e| self.fault(e))?
                 .filter(|id| valid_id(id))
         } else {
             None
@@ -405,7 +586,7 @@ impl Found {
         let hw = self.path(HIGHWATER);
         match &self.high {
             Some(Ok((noted_id, noted))) if noted_id == id => {
-                let held = audit::tops(c).map_err(|e| self.unreadable(&e))?;
+                let held = audit::tops(c).map_err(|e| self.fault(e.into()))?;
                 let Some((table, was, now)) = held.short_of(noted) else {
                     return Ok(());
                 };
@@ -415,7 +596,7 @@ impl Found {
                 };
                 Err(self.refuse(
                     &format!(
-                        "{} lacks rows the server wrote: {hw} notes that its {table} table reached row {was}, and {now} (rows were deleted, the database was replaced by an older copy, or {}, which held the newest writes, was deleted){}",
+                        "{} lacks rows the server wrote: {hw} notes that its {table} table reached row {was}, and {now} (rows were deleted, the database was replaced by an older copy, {}, which held the newest writes, was deleted, or a power loss hit a disk that did not keep what it reported written){}",
                         self.path(DATABASE),
                         self.path(WAL),
                         self.wal_note()
@@ -443,9 +624,10 @@ impl Found {
 }
 
 /// How far the server wrote each table, in `rooms.highwater`: the writer
-/// notes it after every commit (in place, without a sync: a server that
-/// is killed leaves it to the system, which writes it out; a machine that
-/// loses power may keep an older one, which only checks less).
+/// notes it after each commit that moved a table's highest row (in place,
+/// without a sync: a server that is killed leaves it to the system, which
+/// writes it out; a machine that loses power may keep an older one, which
+/// only checks less).
 pub(crate) struct HighWater {
     file: File,
     path: PathBuf,
@@ -454,26 +636,56 @@ pub(crate) struct HighWater {
     failed: bool,
 }
 
+/// How a file is replaced whole ([`write_atomic`]; another in tests).
+type Replace = fn(&Path, &str, &[u8]) -> Result<(), String>;
+
 impl HighWater {
-    /// Writes the file anew (atomically) at `tops` and keeps it open.
-    fn create(data: &Path, id: &str, tops: Tops) -> Result<HighWater, String> {
-        write_atomic(data, HIGHWATER, record(id, &tops).as_bytes())?;
-        let path = data.join(HIGHWATER);
-        let file = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(HighWater {
-            file,
-            path,
-            id: id.to_owned(),
-            last: tops,
-            failed: false,
-        })
+    /// Writes the file anew at `tops` and keeps it open; `None` (with a
+    /// warning) when it cannot be written: the server then runs without
+    /// noting, and the next start checks against the older record.
+    fn create(data: &Path, id: &str, tops: Tops) -> Option<HighWater> {
+        HighWater::create_with(data, id, tops, write_atomic)
     }
 
-    /// Notes how far the tables reach after a commit (a failure is logged
-    /// once: the log is durable all the same; the next start checks less).
+    /// [`HighWater::create`], replacing the file through `replace`: when
+    /// that fails (it needs a new file: a full disk refuses one), the
+    /// file there is rewritten in place, over a record of the same length.
+    fn create_with(data: &Path, id: &str, tops: Tops, replace: Replace) -> Option<HighWater> {
+        let path = data.join(HIGHWATER);
+        let text = record(id, &tops);
+        let open = || OpenOptions::new().write(true).open(&path);
+        let file = match replace(data, HIGHWATER, text.as_bytes()) {
+            Ok(()) => open().map_err(|e| format!("{}: {e}", path.display())),
+            Err(e) => open()
+                .and_then(|f| {
+                    write_at_start(&f, text.as_bytes())?;
+                    f.set_len(u64::try_from(text.len()).unwrap_or(u64::MAX))?;
+                    f.sync_data()?;
+                    Ok(f)
+                })
+                .inspect(|_| {
+                    tracing::warn!("{e}; rewrote {} in place instead", path.display());
+                })
+                .map_err(|e2| format!("{e}; nor can it be rewritten in place ({e2})")),
+        };
+        match file {
+            Ok(file) => Some(HighWater {
+                file,
+                path,
+                id: id.to_owned(),
+                last: tops,
+                failed: false,
+            }),
+            Err(e) => {
+                tracing::warn!("{e}: the server runs without noting how far the log reaches, so the next start checks less");
+                None
+            }
+        }
+    }
+
+    /// Notes how far the tables reach after a commit, when that moved
+    /// (a failure is logged once: the log is durable all the same; the
+    /// next start checks less).
     pub(crate) fn note(&mut self, c: &Connection) {
         let now = match audit::tops(c) {
             Ok(t) => t,
@@ -483,11 +695,7 @@ impl HighWater {
             return;
         }
         let text = record(&self.id, &now);
-        let wrote = self
-            .file
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| self.file.write_all(text.as_bytes()));
-        match wrote {
+        match write_at_start(&self.file, text.as_bytes()) {
             Ok(()) => self.last = now,
             Err(e) => self.fail(&e.to_string()),
         }
@@ -502,6 +710,20 @@ impl HighWater {
             );
         }
     }
+}
+
+/// Writes `bytes` over the start of `file` (one positioned write).
+#[cfg(unix)]
+fn write_at_start(file: &File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(bytes, 0)
+}
+
+#[cfg(not(unix))]
+fn write_at_start(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(bytes)
 }
 
 /// The high-water record: tag, log id, the tops, a check of them; padded
@@ -568,14 +790,27 @@ fn new_id() -> Result<String, String> {
 
 /// Replaces `data/name` whole: a temporary file, synced, renamed over it,
 /// and the folder synced, so a crash leaves the old file or the new one.
+/// A failure removes the temporary file.
 fn write_atomic(data: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
     let path = data.join(name);
     let tmp = data.join(format!("{name}.tmp"));
-    File::create(&tmp)
+    let wrote = File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .and_then(|()| sync_dir(data))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = wrote {
+        let _ = std::fs::remove_file(&tmp);
+        let full = if e.kind() == std::io::ErrorKind::StorageFull {
+            " (the disk is full)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "cannot write {} through the new file {}: {e}{full}",
+            path.display(),
+            tmp.display()
+        ));
+    }
+    sync_dir(data).map_err(|e| format!("cannot sync the folder {}: {e}", data.display()))
 }
 
 /// Makes a folder's entries (a rename) durable.
@@ -587,4 +822,69 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn sync_dir(_: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("digipology-folder-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        dir
+    }
+
+    fn tops(log: i64) -> Tops {
+        Tops {
+            log,
+            ..Tops::default()
+        }
+    }
+
+    /// A replacement that fails after making its temporary file (its
+    /// rename refused: a folder of that name is in the way) leaves no
+    /// temporary file, and says which file it could not write.
+    #[test]
+    fn a_failed_replacement_leaves_no_temporary_file() {
+        let dir = scratch("atomic");
+        std::fs::create_dir_all(dir.join("x").join("inside")).expect("in the way");
+        let e = write_atomic(&dir, "x", b"new").expect_err("the rename fails");
+        assert!(e.contains("cannot write") && e.contains("x.tmp"), "{e}");
+        assert!(!dir.join("x.tmp").exists(), "the temporary file is left");
+    }
+
+    /// The full-disk case, injected: the replacement through a new file
+    /// fails (as a full disk refuses a new file), so the high-water file
+    /// there is rewritten in place, whole; and noting goes on in it.
+    #[test]
+    fn the_high_water_file_is_rewritten_in_place_when_it_cannot_be_replaced() {
+        let dir = scratch("in-place");
+        let path = dir.join(HIGHWATER);
+        std::fs::write(&path, record("ab", &tops(3))).expect("an older record");
+        let full: Replace = |_, _, _| Err("No space left on device".to_owned());
+        let high = HighWater::create_with(&dir, "ab", tops(7), full).expect("kept");
+        let bytes = std::fs::read(&path).expect("the file");
+        assert_eq!(bytes.len(), RECORD_LEN);
+        let (id, noted) = parse_record(&bytes).expect("a record");
+        assert_eq!((id.as_str(), noted), ("ab", tops(7)));
+        drop(high);
+        // A torn, shorter file is made whole.
+        std::fs::write(&path, b"digipology-highwater 1 ab").expect("torn");
+        let high = HighWater::create_with(&dir, "ab", tops(9), full).expect("kept");
+        let bytes = std::fs::read(&path).expect("the file");
+        assert_eq!(parse_record(&bytes).map(|r| r.1), Ok(tops(9)));
+        drop(high);
+    }
+
+    /// Neither a new file nor the file there can be written (a folder is
+    /// in its place): the server runs without noting.
+    #[test]
+    fn a_high_water_file_that_cannot_be_written_is_not_noted() {
+        let dir = scratch("unwritable");
+        std::fs::create_dir_all(dir.join(HIGHWATER).join("inside")).expect("in the way");
+        assert!(HighWater::create(&dir, "ab", tops(1)).is_none());
+        assert!(!dir.join(format!("{HIGHWATER}.tmp")).exists());
+    }
 }

@@ -832,11 +832,15 @@ impl Hub {
             token,
             durable: Vec::new(),
         };
-        let mut durable = self.put_row(m);
-        durable.push(
-            self.log
-                .put_token(d.clone(), m.id.clone(), joined.seat.clone()),
-        );
+        // The token is queued before the row that marks the seat taken:
+        // the writer commits in order, so a log whose row says the seat
+        // is taken holds its token too, whenever the server is killed
+        // (the start refuses a taken seat without one: docs/server.md,
+        // Log damage).
+        let mut durable = vec![self
+            .log
+            .put_token(d.clone(), m.id.clone(), joined.seat.clone())];
+        durable.extend(self.put_row(m));
         durable.extend(self.start_if_full(m)?);
         lobby
             .tokens

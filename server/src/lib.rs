@@ -104,12 +104,15 @@ pub fn serve(
     let bound = std::net::TcpListener::bind(&options.addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
+    // A folder that was there already and gets a new log is warned about
+    // (a mistyped path, or a disk that is not mounted).
+    let existed = options.data.is_dir();
     std::fs::create_dir_all(&options.data)
         .map_err(|e| format!("{}: {e}", options.data.display()))?;
     // Held while the server runs: one server per data folder.
     let _lock = lock_data(&options.data)?;
     // A folder whose log lost something is refused here, before serving.
-    let log = folder::open_log(&options.data)?;
+    let log = folder::open_log(&options.data, existed)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

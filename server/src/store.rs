@@ -426,18 +426,29 @@ impl RoomLog for SqliteLog {
         self.read(|c| {
             // One match: its rows only, within its span when the log has
             // one for it (else a scan of the table, as the log has no
-            // index per match); several: one pass over every row.
+            // index per match); several: one pass over the rows from the
+            // first of the earliest one's (every row, when one has no
+            // span).
             let cols = "SELECT match_id, lines, seat, client_id, action_digest, answer FROM log";
             let (mut s, arg) = match match_ids {
                 [one] => (c.prepare(&format!("{cols} {ONE_MATCH}"))?, Some(one)),
-                _ => (c.prepare(&format!("{cols} ORDER BY rowid"))?, None),
+                _ => (
+                    c.prepare(&format!("{cols} WHERE rowid >= ?1 ORDER BY rowid"))?,
+                    None,
+                ),
             };
             let mut rows = match arg {
                 Some(id) => {
                     let (first, last) = span(c, id)?;
                     s.query(params![id, first, last])?
                 }
-                None => s.query([])?,
+                None => {
+                    let mut from = i64::MAX;
+                    for id in match_ids {
+                        from = from.min(span(c, id)?.0);
+                    }
+                    s.query([from])?
+                }
             };
             while let Some(r) = rows.next()? {
                 let id: String = r.get(0)?;
