@@ -67,6 +67,33 @@ enum Command {
     Simulate(Box<SimulateArgs>),
 }
 
+/// The host's ceilings for the limits a game sets in game.json
+/// (docs/lua-api.md, Limits and ceilings).
+#[derive(clap::Args, Clone, Copy)]
+struct CeilingArgs {
+    /// The most Lua instructions per action a game may set
+    /// (`limits.instructionsMax`).
+    #[arg(long, default_value_t = digipology_room::ceilings::INSTRUCTIONS_CEILING, value_name = "N")]
+    instructions_ceiling: u64,
+    /// The most bytes of Lua memory a game may set (`limits.memoryBytesMax`).
+    #[arg(long, default_value_t = digipology_room::ceilings::MEMORY_CEILING, value_name = "BYTES")]
+    memory_ceiling: u64,
+    /// The largest byte budget a game may set (`limits.bytesMax`).
+    #[arg(long, default_value_t = digipology_room::ceilings::BYTES_CEILING, value_name = "BYTES")]
+    bytes_ceiling: u64,
+}
+
+impl CeilingArgs {
+    /// Holds every game this process loads to these ceilings.
+    fn apply(self) -> Result<(), String> {
+        digipology_room::ceilings::set(digipology_room::ceilings::Ceilings {
+            instructions_max: self.instructions_ceiling,
+            memory_bytes_max: self.memory_ceiling,
+            bytes_max: self.bytes_ceiling,
+        })
+    }
+}
+
 #[derive(clap::Args)]
 struct SimulateArgs {
     /// The game folder.
@@ -102,6 +129,12 @@ struct SimulateArgs {
     /// Virtual milliseconds a bot takes to act.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(0..=86_400_000))]
     think_ms: i64,
+    /// The longest one bot move may run, in real milliseconds, before the
+    /// game is stopped and the match reported `hung` (a failure).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    stall_ms: u64,
+    #[command(flatten)]
+    ceilings: CeilingArgs,
 }
 
 #[derive(clap::Args)]
@@ -157,6 +190,13 @@ struct ServeArgs {
     /// (as `digipology watch` does); a broken edit keeps the old code.
     #[arg(long)]
     watch: bool,
+    /// The longest one input of a room may run (ms) before the server
+    /// stops its game and aborts the match (docs/server.md, A game that
+    /// stalls).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    room_stall_ms: u64,
+    #[command(flatten)]
+    ceilings: CeilingArgs,
 }
 
 #[derive(clap::Args)]
@@ -219,6 +259,8 @@ struct RunArgs {
     /// game start, no default players; the actions continue its stream.
     #[arg(long, conflicts_with = "seed")]
     resume: Option<PathBuf>,
+    #[command(flatten)]
+    ceilings: CeilingArgs,
 }
 
 #[derive(clap::Args)]
@@ -248,6 +290,8 @@ struct CheckArgs {
     /// it) and the game against it, instead of game.json's `match`.
     #[arg(long = "match")]
     match_config: Option<PathBuf>,
+    #[command(flatten)]
+    ceilings: CeilingArgs,
 }
 
 #[derive(clap::Args)]
@@ -299,6 +343,17 @@ fn main() -> ExitCode {
         );
     }));
     let cli = Cli::parse();
+    let ceilings = match &cli.command {
+        Command::Run(a) => Some(a.ceilings),
+        Command::Check(a) => Some(a.ceilings),
+        Command::Serve(a) => Some(a.ceilings),
+        Command::Simulate(a) => Some(a.ceilings),
+        _ => None,
+    };
+    if let Some(Err(e)) = ceilings.map(CeilingArgs::apply) {
+        eprintln!("digipology: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Test(args) => return test(&args),
@@ -318,6 +373,7 @@ fn main() -> ExitCode {
             asserts: args.asserts,
             max_actions: args.max_actions,
             think_ms: args.think_ms,
+            stall_ms: args.stall_ms,
         }) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::from(1),
@@ -736,6 +792,7 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
         long_poll_max_ms: args.long_poll_max_ms,
         header_timeout_ms: args.header_timeout_ms,
         watch: args.watch,
+        room_stall_ms: args.room_stall_ms,
     };
     let data = args.data;
     digipology_server::serve(options, |addr, games| {

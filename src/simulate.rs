@@ -83,14 +83,48 @@ pub struct Options {
     pub max_actions: u64,
     /// Virtual milliseconds a bot takes to act.
     pub think_ms: i64,
+    /// The longest one bot move (or clock jump) may run, in real
+    /// milliseconds, before the match is stopped as `hung`.
+    pub stall_ms: u64,
+}
+
+/// The status of a match whose game stalled: one move ran longer than
+/// `--stall-ms` and the watchdog stopped it.
+const HUNG: &str = "hung";
+
+thread_local! {
+    /// This simulation thread's slot with the watchdog.
+    static SLOT: std::cell::RefCell<Option<std::sync::Arc<digipology_server::watchdog::Slot>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Marks this thread busy with `room`'s next move for the watchdog, until
+/// the guard is dropped (no guard without a watchdog or scripts).
+fn watched(room: &Room) -> Option<WatchedMove> {
+    let slot = SLOT.with(|s| s.borrow().clone())?;
+    let switch = room.interrupt()?;
+    Some(WatchedMove { slot, switch })
+}
+
+/// A move the watchdog watches ([`watched`]).
+struct WatchedMove {
+    slot: std::sync::Arc<digipology_server::watchdog::Slot>,
+    switch: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl WatchedMove {
+    fn enter(&self) -> digipology_server::watchdog::Busy<'_> {
+        self.slot.enter(self.switch.clone())
+    }
 }
 
 /// One match, as the report counts it.
 #[derive(Clone, Debug, Default)]
 struct Outcome {
     seed: u64,
-    /// `match_over`, `match_aborted`, `unfinished` (hit `--max-actions`)
-    /// or `stalled` (nobody could act and nothing was due).
+    /// `match_over`, `match_aborted`, `unfinished` (hit `--max-actions`),
+    /// `stalled` (nobody could act and nothing was due) or `hung` (a move
+    /// ran longer than `--stall-ms`).
     status: String,
     scores: BTreeMap<String, f64>,
     actions: u64,
@@ -111,7 +145,10 @@ impl Outcome {
     fn failed(&self) -> bool {
         !self.script_errors.is_empty()
             || !self.faults.is_empty()
-            || matches!(self.status.as_str(), "unfinished" | "stalled" | "crashed")
+            || matches!(
+                self.status.as_str(),
+                "unfinished" | "stalled" | "crashed" | HUNG
+            )
     }
 }
 
@@ -156,6 +193,8 @@ struct Plan<'a> {
     bots: BTreeMap<String, Bot>,
     max_actions: u64,
     think_ms: i64,
+    /// `--stall-ms`, for the hung match's fault.
+    stall_ms: u64,
 }
 
 impl Plan<'_> {
@@ -174,7 +213,10 @@ impl Plan<'_> {
             .package
             .script_host(&table, (None, None))
             .map_err(|e| e.to_string())?;
-        let mut room = Room::new(table, host);
+        let mut room = self
+            .package
+            .new_room(table, host, true)
+            .map_err(|e| e.to_string())?;
         let config = match &self.config {
             Some((config, _)) => Some(config.clone()),
             None => self.package.match_config().map_err(|e| e.to_string())?,
@@ -203,17 +245,34 @@ impl Plan<'_> {
             )
         });
         room.no_event_lines();
-        room.start(&mut sink).map_err(|e| e.to_string())?;
-        room.seat_players(
-            &crate::default_players(self.seats.len()),
-            &self.seats,
-            &mut sink,
-        )
-        .map_err(|e| e.to_string())?;
+        // Each step (the start, then each move or clock jump) is watched:
+        // one that runs past `--stall-ms` has its game stopped.
+        let watch = watched(room);
+        let busy = || watch.as_ref().map(WatchedMove::enter);
+        {
+            let _busy = busy();
+            room.start(&mut sink).map_err(|e| e.to_string())?;
+            room.seat_players(
+                &crate::default_players(self.seats.len()),
+                &self.seats,
+                &mut sink,
+            )
+            .map_err(|e| e.to_string())?;
+        }
         let mut dice = Dice(seed ^ 0x5eed_b075_d1ce_0001);
         let mut turn = 0usize;
         loop {
+            let _busy = busy();
             tally(room, &mut out);
+            if room.interrupted() {
+                out.status = HUNG.into();
+                let line = format!(
+                    "the game stalled: a move ran longer than --stall-ms allows ({} ms), and the match was stopped",
+                    self.stall_ms
+                );
+                count_fault(&mut out, &line);
+                break;
+            }
             if room.is_over() {
                 break;
             }
@@ -482,7 +541,13 @@ fn run_length(matches: u64) -> u64 {
 /// Plays every match on `jobs` threads; outcomes in match order. Each
 /// thread takes a run of consecutive matches at a time and plays them in
 /// one room, reset between matches ([`Room::reset`]).
-fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec<Outcome>, String> {
+fn play_all(
+    plan: &Plan<'_>,
+    seed: u64,
+    matches: u64,
+    jobs: usize,
+    watchdog: &digipology_server::watchdog::Watchdog,
+) -> Result<Vec<Outcome>, String> {
     let run = run_length(matches);
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
@@ -494,7 +559,14 @@ fn play_all(plan: &Plan<'_>, seed: u64, matches: u64, jobs: usize) -> Result<Vec
         .max(1);
     let spawned = std::thread::scope(|scope| {
         for _ in 0..jobs {
-            std::thread::Builder::new().spawn_scoped(scope, || loop {
+            let slot = watchdog.slot();
+            let (next, done, results) = (&next, &done, &results);
+            std::thread::Builder::new().spawn_scoped(scope, move || loop {
+                SLOT.with(|s| {
+                    if s.borrow().is_none() {
+                        *s.borrow_mut() = Some(slot.clone());
+                    }
+                });
                 let first = next.fetch_add(1, Ordering::Relaxed).saturating_mul(run);
                 if first >= matches {
                     return;
@@ -555,6 +627,10 @@ fn play_run(
                 None => plan.room(s)?,
             };
             let mut outcome = plan.play(s, &mut r)?;
+            if r.interrupted() {
+                // Its game was stopped: the next match gets a new room.
+                return Ok(outcome);
+            }
             if i == last && i != first {
                 let ended = r.kernel().state_hash();
                 let mut alone = plan.room(s)?;
@@ -1000,7 +1076,15 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
         seats,
         max_actions: opts.max_actions,
         think_ms: opts.think_ms,
+        stall_ms: opts.stall_ms,
     };
+    // The last line of defence behind metering: a move that runs past
+    // --stall-ms has its game stopped, and the match is reported `hung`.
+    let watchdog = digipology_server::watchdog::Watchdog::start(std::time::Duration::from_millis(
+        opts.stall_ms.max(1),
+    ))
+    .map_err(fail)?;
+    SLOT.with(|s| *s.borrow_mut() = Some(watchdog.slot()));
     if plan.room(opts.seed).map_err(fail)?.match_layer().is_none() {
         return Err(fail(format!("{} has no match contract: give game.json a \"match\" or run with --match FILE (docs/match.md)", opts.game.display())));
     }
@@ -1030,7 +1114,7 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
         std::fs::create_dir_all(dir).map_err(|e| fail(format!("--out {}: {e}", dir.display())))?;
         forget_records(dir).map_err(fail)?;
     }
-    let outcomes = play_all(&plan, opts.seed, opts.matches, jobs).map_err(fail)?;
+    let outcomes = play_all(&plan, opts.seed, opts.matches, jobs, &watchdog).map_err(fail)?;
     let records = match &opts.out {
         Some(dir) => record_failed(opts, &plan, &outcomes, dir).map_err(fail)?,
         None => BTreeMap::new(),

@@ -19,7 +19,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use digipology_kernel::Value as Canon;
@@ -124,7 +126,8 @@ pub fn watch(opts: &Options) -> Result<(), CliError> {
         .dir
         .canonicalize()
         .unwrap_or_else(|_| package.dir.clone());
-    let _watcher = start_watcher(&dir, tx).map_err(|e| CliError::Io {
+    let running = Running::default();
+    let _watcher = start_watcher(&dir, tx, running.clone()).map_err(|e| CliError::Io {
         path: dir.clone(),
         message: format!("cannot watch the game folder: {e}"),
     })?;
@@ -146,18 +149,41 @@ pub fn watch(opts: &Options) -> Result<(), CliError> {
         room,
         seed: opts.seed,
         replay_on_change: opts.replay_on_change,
+        running,
+    };
+    serve_changes(&mut state, &rx, &mut status, &mut out)
+}
+
+/// Input lines and file changes, in arrival order, until the input and
+/// the watcher are gone.
+fn serve_changes(
+    state: &mut Watching,
+    rx: &Receiver<Msg>,
+    status: &mut Status,
+    mut out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let io_err = |e: io::Error| CliError::Io {
+        path: PathBuf::from("-"),
+        message: e.to_string(),
     };
     loop {
         match rx.recv() {
-            Ok(Msg::Line(line)) => state.line(&line, &mut out).map_err(io_err)?,
+            Ok(Msg::Line(line)) => {
+                if state.line(&line, &mut out).map_err(io_err)? {
+                    status.say(
+                        &state.room,
+                        "the game's files changed while an action ran: the action was stopped (a script error), and the new code loads now",
+                    );
+                }
+            }
             Ok(Msg::Changed(first)) => {
                 let noticed = Instant::now();
                 let mut changed = BTreeSet::from([first]);
                 let mut queued = Vec::new();
-                debounce(&rx, &mut changed, &mut queued);
-                state.reload(&changed, noticed, Instant::now(), &mut status, &mut out);
+                debounce(rx, &mut changed, &mut queued);
+                state.reload(&changed, noticed, Instant::now(), status, out);
                 for line in queued {
-                    state.line(&line, &mut out).map_err(io_err)?;
+                    let _ = state.line(&line, &mut out).map_err(io_err)?;
                 }
             }
             Ok(Msg::InputClosed) => {}
@@ -201,7 +227,37 @@ fn spawn_stdin(tx: Sender<Msg>) {
     });
 }
 
-fn start_watcher(dir: &Path, tx: Sender<Msg>) -> notify::Result<notify::RecommendedWatcher> {
+/// The stop switch of the room running an action now, if one is (shared
+/// with the file watcher): a change to the game's files stops that action,
+/// so a game caught in a long action reloads as soon as it is fixed.
+#[derive(Clone, Default)]
+struct Running(Arc<Mutex<Option<Arc<AtomicBool>>>>);
+
+impl Running {
+    fn set(&self, switch: Option<Arc<AtomicBool>>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = switch;
+    }
+
+    fn stop(&self) {
+        if let Some(s) = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            s.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+fn start_watcher(
+    dir: &Path,
+    tx: Sender<Msg>,
+    running: Running,
+) -> notify::Result<notify::RecommendedWatcher> {
     let sources = crate::package::SourceFilter::new(dir);
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else { return };
@@ -210,6 +266,9 @@ fn start_watcher(dir: &Path, tx: Sender<Msg>) -> notify::Result<notify::Recommen
         }
         for path in event.paths {
             if sources.is_source(&path) {
+                // An action still running on the old code is stopped: the
+                // reload waits for it.
+                running.stop();
                 let _ = tx.send(Msg::Changed(path));
             }
         }
@@ -223,17 +282,27 @@ struct Watching {
     room: Room,
     seed: u64,
     replay_on_change: bool,
+    running: Running,
 }
 
 impl Watching {
-    fn line(&mut self, line: &crate::jsonl::Line, out: &mut dyn Write) -> io::Result<()> {
+    /// Processes one input line; `true` when a change to the files
+    /// stopped it.
+    fn line(&mut self, line: &crate::jsonl::Line, out: &mut dyn Write) -> io::Result<bool> {
         if let crate::jsonl::Line::Bytes(b) = line {
             if b.iter().all(u8::is_ascii_whitespace) {
-                return Ok(());
+                return Ok(false);
             }
         }
-        self.room.submit_line(line, out)?;
-        out.flush()
+        let switch = self.room.interrupt();
+        self.running.set(switch.clone());
+        let done = self.room.submit_line(line, out);
+        self.running.set(None);
+        // The room goes on (with the old code if the reload fails).
+        let stopped = switch.is_some_and(|s| s.swap(false, Ordering::Relaxed));
+        done?;
+        out.flush()?;
+        Ok(stopped)
     }
 
     fn reload(

@@ -350,6 +350,7 @@ macro_rules! action_registry {
             ContainerSetVisibility => "container.set_visibility", player: Never, script: true, system: true, apply: secrecy::set_visibility();
             MatchFinish => "match.finish", player: Never, script: true, system: true, apply: matches::finish();
             MatchAbort => "match.abort", player: Never, script: true, system: true, apply: matches::abort();
+            MatchHalt => "match.halt", player: Never, script: false, system: true, apply: matches::halt();
             MatchHostEvent => "match.host_event", player: Never, script: false, system: true, apply: matches::host_event();
             MatchSense => "match.sense", player: Always, script: false, system: false, apply: matches::sense();
         }

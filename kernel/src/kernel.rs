@@ -86,6 +86,17 @@ impl Kernel {
         self
     }
 
+    /// The byte budget (`Limits::bytes_max`).
+    pub fn bytes_max(&self) -> u64 {
+        self.limits.bytes_max
+    }
+
+    /// Sets the byte budget (`Limits::bytes_max`; docs/lua-api.md, The
+    /// byte budget).
+    pub fn set_bytes_max(&mut self, bytes_max: u64) {
+        self.limits.bytes_max = bytes_max;
+    }
+
     /// The canonical state.
     pub fn state(&self) -> &State {
         &self.state
@@ -411,6 +422,10 @@ fn execute(txn: &mut Txn<'_>, action: &Action, host: &mut dyn ScriptHost) -> Res
     // The action's own changes within the byte budget (what handlers add
     // is checked as they add it).
     txn.check_held()?;
+    if ty == ActionType::MatchHalt {
+        // The host ends the match without the game: no handler runs.
+        return Ok(());
+    }
     dispatch(txn, host)?;
     txn.check_held()?;
     Ok(())

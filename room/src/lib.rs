@@ -11,6 +11,7 @@
 // A library prints nothing: output goes to the sink or hook its caller gives.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
+pub mod ceilings;
 pub mod error;
 pub mod jsonl;
 pub mod matches;

@@ -338,13 +338,25 @@ impl Package {
         out
     }
 
-    /// VM limits: `game.json` `limits` (`instructionsMax`, `memoryBytesMax`)
-    /// over the defaults.
+    /// The room's limits: `game.json` `limits` (`instructionsMax`,
+    /// `memoryBytesMax`, `bytesMax`) over the defaults, each within this
+    /// host's ceilings ([`crate::ceilings`]; a default above a ceiling is
+    /// lowered to it).
     ///
     /// # Errors
-    /// A malformed `limits` object.
+    /// A malformed `limits` object, an unknown limit, or a value below the
+    /// least allowed or above the host's ceiling (naming the field).
     pub fn limits(&self) -> Result<Limits, CliError> {
-        let mut l = Limits::default();
+        use crate::ceilings::{BYTES_MIN, INSTRUCTIONS_MIN, MEMORY_BYTES_MIN};
+        let c = crate::ceilings::get();
+        let d = Limits::default();
+        let mut l = Limits {
+            instructions_max: d.instructions_max.min(c.instructions_max),
+            memory_bytes_max: d
+                .memory_bytes_max
+                .min(usize::try_from(c.memory_bytes_max).unwrap_or(usize::MAX)),
+            bytes_max: d.bytes_max.min(c.bytes_max),
+        };
         let Some(v) = self.json.get("limits") else {
             return Ok(l);
         };
@@ -352,21 +364,85 @@ impl Package {
             .as_object()
             .ok_or_else(|| self.field_error("limits", "must be an object"))?;
         for (k, v) in obj {
-            let n = v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
-                self.field_error(&format!("limits.{k}"), "must be a positive integer")
-            })?;
+            let field = format!("limits.{k}");
+            let (min, max, flag, what) = match k.as_str() {
+                "instructionsMax" => (
+                    INSTRUCTIONS_MIN,
+                    c.instructions_max,
+                    "--instructions-ceiling",
+                    "instructions",
+                ),
+                "memoryBytesMax" => (
+                    MEMORY_BYTES_MIN,
+                    c.memory_bytes_max,
+                    "--memory-ceiling",
+                    "bytes: the runtime itself needs about a megabyte",
+                ),
+                "bytesMax" => (BYTES_MIN, c.bytes_max, "--bytes-ceiling", "bytes"),
+                _ => {
+                    return Err(self.field_error(
+                        &field,
+                        "unknown limit (allowed: instructionsMax, memoryBytesMax, bytesMax)",
+                    ))
+                }
+            };
+            let n = v
+                .as_u64()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| self.field_error(&field, "must be a positive integer"))?;
+            if n < min {
+                return Err(self.field_error(
+                    &field,
+                    format!("{n} is below the least a game may have ({min} {what})"),
+                ));
+            }
+            if n > max {
+                return Err(self.field_error(
+                    &field,
+                    format!(
+                        "{n} is above this host's ceiling of {max} (the operator of a server or a \
+                         simulation raises it with {flag}; docs/lua-api.md, Limits and ceilings)"
+                    ),
+                ));
+            }
             match k.as_str() {
                 "instructionsMax" => l.instructions_max = n,
                 "memoryBytesMax" => l.memory_bytes_max = usize::try_from(n).unwrap_or(usize::MAX),
-                _ => {
-                    return Err(self.field_error(
-                        &format!("limits.{k}"),
-                        "unknown limit (allowed: instructionsMax, memoryBytesMax)",
-                    ))
-                }
+                _ => l.bytes_max = n,
             }
         }
         Ok(l)
+    }
+
+    /// A room over `state` with `host`, held to this game's byte budget
+    /// (`limits.bytesMax`). A `fresh` table (not a saved one) must start
+    /// within the budget.
+    ///
+    /// # Errors
+    /// A malformed `limits`, or a fresh table that holds more than the
+    /// budget before anything happens.
+    pub fn new_room(
+        &self,
+        state: State,
+        host: Option<digipology_lua::LuaHost>,
+        fresh: bool,
+    ) -> Result<crate::room::Room, CliError> {
+        let limits = self.limits()?;
+        let held = if fresh { state.measure_held() } else { 0 };
+        if held > limits.bytes_max {
+            return Err(self.field_error(
+                "limits.bytesMax",
+                format!(
+                    "the table holds {held} bytes by the byte budget's measure before anything \
+                     happens, more than the budget of {} (raise limits.bytesMax, or hold less; \
+                     docs/lua-api.md, The byte budget)",
+                    limits.bytes_max
+                ),
+            ));
+        }
+        let mut room = crate::room::Room::new(state, host);
+        room.set_bytes_max(limits.bytes_max);
+        Ok(room)
     }
 }
 
@@ -408,7 +484,7 @@ pub fn build_room_from(
 ) -> Result<crate::room::Room, CliError> {
     let state = package.initial_state(seed)?;
     let host = package.script_host_from(sources, &state, overrides)?;
-    let mut room = crate::room::Room::new(state, host);
+    let mut room = package.new_room(state, host, true)?;
     if let Some(config) = package.match_config()? {
         apply_match(&mut room, config, &package.manifest)?;
     }
@@ -603,7 +679,7 @@ pub fn room_from_save(
         state.alias_key = key;
     }
     let host = package.script_host(&state, overrides)?;
-    let mut room = crate::room::Room::new(state, host);
+    let mut room = package.new_room(state, host, false)?;
     room.resume(save.clock, &save.timers)
         .map_err(|message| CliError::Io {
             path: save_path.to_path_buf(),

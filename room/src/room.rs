@@ -188,6 +188,7 @@ impl Room {
                 .map_err(|e| format!("cannot reset the scripts: {e}"))?;
         }
         let mut fresh = Room::with_scripts(state, scripts);
+        fresh.set_bytes_max(self.kernel.bytes_max());
         fresh.autofire = self.autofire;
         fresh.fires_max = self.fires_max;
         fresh.flush_each = self.flush_each;
@@ -386,6 +387,27 @@ impl Room {
     /// The script runtime, if the game has scripts.
     pub fn scripts(&self) -> Option<&LuaHost> {
         self.scripts.as_deref()
+    }
+
+    /// The stop switch of the room's scripts (`LuaHost::interrupt`): set
+    /// from another thread, the running call ends within a thousand
+    /// instructions as if its budget were spent, and every later call
+    /// fails at once until it is cleared. `None` for a room without
+    /// scripts (nothing in it can stall).
+    pub fn interrupt(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        self.scripts.as_ref().map(|h| h.interrupt())
+    }
+
+    /// Whether the room's scripts were told to stop ([`Room::interrupt`]).
+    pub fn interrupted(&self) -> bool {
+        self.scripts
+            .as_ref()
+            .is_some_and(|h| h.interrupt().load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Holds the room to a byte budget (docs/lua-api.md, The byte budget).
+    pub fn set_bytes_max(&mut self, bytes_max: u64) {
+        self.kernel.set_bytes_max(bytes_max);
     }
 
     /// The kernel (state, hash).

@@ -265,8 +265,22 @@ async fn rate_limit(State(app): Shared, req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-async fn health() -> Response {
-    json_ok(&json!({"status": "ok"}))
+/// `ok`, or — a room thread has been running one input for twice the
+/// stall allowance, its game stopped but not yet ended (which metering
+/// makes impossible for a game's own code) — `degraded`, with a 503 and
+/// the count.
+async fn health(State(app): Shared) -> Response {
+    let stuck = app.hub.watchdog.stuck();
+    if stuck == 0 {
+        return json_ok(&json!({"status": "ok"}));
+    }
+    let body = json!({"status": "degraded", "stuckRoomThreads": stuck});
+    (
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 async fn metrics_text(State(app): Shared) -> Response {

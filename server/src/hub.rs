@@ -267,6 +267,8 @@ pub struct Hub {
     pub log: Arc<dyn RoomLog>,
     lobby: Mutex<Lobby>,
     workers: Vec<mpsc::UnboundedSender<Work>>,
+    /// Watches the room threads (docs/server.md, A game that stalls).
+    pub watchdog: crate::watchdog::Watchdog,
     next_worker: AtomicUsize,
     /// Itself, for the room tasks it starts.
     me: std::sync::Weak<Hub>,
@@ -355,11 +357,15 @@ impl Hub {
         log: Arc<dyn RoomLog>,
     ) -> Result<Arc<Hub>, String> {
         let mut workers = Vec::new();
+        let watchdog = crate::watchdog::Watchdog::start(std::time::Duration::from_millis(
+            options.room_stall_ms.max(1),
+        ))?;
         for i in 0..options.room_threads.max(1) {
             let (tx, rx) = mpsc::unbounded_channel::<Work>();
+            let slot = watchdog.slot();
             std::thread::Builder::new()
                 .name(format!("rooms-{i}"))
-                .spawn(move || room_thread(rx))
+                .spawn(move || room_thread(rx, slot))
                 .map_err(|e| format!("cannot start a room thread: {e}"))?;
             workers.push(tx);
         }
@@ -375,6 +381,7 @@ impl Hub {
             kept_versions: Mutex::new(std::collections::HashSet::new()),
             lobby: Mutex::new(Lobby::default()),
             workers,
+            watchdog,
             next_worker: AtomicUsize::new(0),
             me: me.clone(),
         }))
@@ -443,7 +450,19 @@ impl Hub {
     }
 }
 
-fn room_thread(mut rx: mpsc::UnboundedReceiver<Work>) {
+thread_local! {
+    /// This room thread's slot with the watchdog (none on other threads).
+    static ROOM_SLOT: std::cell::RefCell<Option<Arc<crate::watchdog::Slot>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The watchdog slot of the room thread this runs on.
+pub fn room_slot() -> Option<Arc<crate::watchdog::Slot>> {
+    ROOM_SLOT.with(|s| s.borrow().clone())
+}
+
+fn room_thread(mut rx: mpsc::UnboundedReceiver<Work>, slot: Arc<crate::watchdog::Slot>) {
+    ROOM_SLOT.with(|s| *s.borrow_mut() = Some(slot));
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

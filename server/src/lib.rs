@@ -14,6 +14,7 @@ pub mod live;
 pub mod page;
 pub mod reload;
 pub mod store;
+pub mod watchdog;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,6 +55,10 @@ pub struct Options {
     pub header_timeout_ms: u64,
     /// Reload a game's rooms when its files change (`--watch`).
     pub watch: bool,
+    /// The longest one input of a room may run (ms) before the watchdog
+    /// stops its game and the match is aborted (docs/server.md, A game
+    /// that stalls).
+    pub room_stall_ms: u64,
 }
 
 impl Default for Options {
@@ -75,6 +80,7 @@ impl Default for Options {
             long_poll_max_ms: 30_000,
             header_timeout_ms: 10_000,
             watch: false,
+            room_stall_ms: 10_000,
         }
     }
 }

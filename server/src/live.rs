@@ -97,6 +97,24 @@ pub struct Spec {
     pub designer: bool,
 }
 
+/// Why a room task stops what it was doing.
+pub enum Halt {
+    /// Something it cannot go on from (its log failed): the room stops.
+    Fatal(String),
+    /// The game stalled: an input ran past the operator's allowance and
+    /// the watchdog stopped it (docs/server.md, A game that stalls).
+    Stalled,
+}
+
+impl From<String> for Halt {
+    fn from(e: String) -> Halt {
+        Halt::Fatal(e)
+    }
+}
+
+/// A step of a room task.
+type Step<T> = Result<T, Halt>;
+
 /// A record sink the room writes into and the task drains.
 pub struct Shared(pub Rc<RefCell<Vec<u8>>>);
 
@@ -140,6 +158,9 @@ struct Live {
     /// Its abandonment was refused (the game's handler failed): not tried
     /// again.
     abandon_refused: bool,
+    /// The game stalled this room: its scripts stay stopped (every call
+    /// into them fails at once) for as long as the room is loaded.
+    disabled: bool,
 }
 
 /// Runs a room until its channel closes or its log fails.
@@ -159,6 +180,13 @@ pub async fn run(
             return;
         }
     };
+    let first = live.bots().await;
+    if let Err(e) = live.settle(first).await {
+        tracing::error!(room = %live.id, "room stopped: {e}");
+        live.hub.stopped(&live.id);
+        live.feed.stop();
+        return;
+    }
     loop {
         let wake = live.next_wake();
         let cmd = tokio::select! {
@@ -175,7 +203,8 @@ pub async fn run(
             // Take no more commands, but answer those already queued.
             rx.close();
             while let Some(c) = rx.recv().await {
-                if live.handle(c).await.is_err() {
+                let done = live.handle(c).await;
+                if live.settle(done).await.is_err() {
                     break;
                 }
             }
@@ -188,7 +217,7 @@ pub async fn run(
             Some(c) => live.handle(c).await,
             None => live.wake().await,
         };
-        if let Err(e) = result {
+        if let Err(e) = live.settle(result).await {
             tracing::error!(room = %live.id, "room stopped: {e}");
             live.hub.stopped(&live.id);
             live.feed.stop();
@@ -305,42 +334,150 @@ impl Live {
             idle_since: Instant::now(),
             last_input: Instant::now(),
             abandon_refused: false,
+            disabled: false,
         };
         live.room.keep_events();
-        match spec.begin {
-            Begin::New(players) => live.start(players).await?,
-            Begin::Recover(lines, acks) => live.recover(&lines, acks)?,
+        let begun = match spec.begin {
+            Begin::New(players) => live.start(players).await,
+            Begin::Recover(lines, acks) => live.recover(&lines, acks),
+        };
+        match begun {
+            Ok(()) => Ok(live),
+            Err(Halt::Fatal(e)) => Err(e),
+            Err(Halt::Stalled) => {
+                Err("the game stalled while the room began (an input ran longer than the server's allowance)".into())
+            }
         }
-        live.bots().await?;
-        Ok(live)
     }
 
-    async fn start(
-        &mut self,
-        players: Vec<(String, String, Option<String>)>,
-    ) -> Result<(), String> {
-        let mut sink = std::io::sink();
+    /// Runs `f` on the room, this room thread marked busy with it for the
+    /// watchdog (docs/server.md, A game that stalls): `Stalled` when the
+    /// watchdog stopped the game meanwhile.
+    fn on_room<R>(&mut self, f: impl FnOnce(&mut Room) -> R) -> Step<R> {
+        let slot = crate::hub::room_slot();
+        let out = match (slot, self.room.interrupt()) {
+            (Some(slot), Some(switch)) if !self.disabled => {
+                let _busy = slot.enter(switch);
+                f(&mut self.room)
+            }
+            _ => f(&mut self.room),
+        };
+        if !self.disabled && self.room.interrupted() {
+            return Err(Halt::Stalled);
+        }
+        Ok(out)
+    }
+
+    /// What a step's outcome leaves to do: nothing, or — the game
+    /// stalled — the stall handled ([`Live::stalled`]).
+    ///
+    /// # Errors
+    /// The room cannot go on.
+    async fn settle(&mut self, outcome: Step<()>) -> Result<(), String> {
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(Halt::Fatal(e)) => Err(e),
+            Err(Halt::Stalled) => self.stalled().await,
+        }
+    }
+
+    /// The game stalled: an input ran past the operator's allowance
+    /// (`--room-stall-ms`) and the watchdog stopped it. What the input
+    /// began is undone — the room is built again from its log, which never
+    /// held it — and the match ends with a logged `match.halt`, which runs
+    /// no script: recovery replays the halt, never the input. The game's
+    /// scripts stay stopped in this room from then on. Every other room
+    /// of the server went on meanwhile (the watchdog stopped this one
+    /// within a thousand instructions of the allowance).
+    async fn stalled(&mut self) -> Result<(), String> {
+        let ms = self.hub.options.room_stall_ms;
+        tracing::warn!(room = %self.id, "the game stalled: an input ran longer than {ms} ms; its match is aborted");
+        if !self.finished {
+            self.rebuild()?;
+            let reason = format!(
+                "aborted: the game stalled (an input ran longer than the server allows, {ms} ms)"
+            );
+            let mut a = system("match.halt", json!({ "reason": reason }));
+            a["at"] = json!(self.room.clock());
+            // Nothing fires before it: what was due waits for nothing now.
+            self.room.autofire = false;
+            let done = self.room.submit_json(a, &mut std::io::sink());
+            self.room.autofire = true;
+            done.map_err(|e| e.to_string())?;
+            self.commit(None).await?;
+        }
+        self.disable();
+        self.feed.notice(
+            json!({"ok": false, "message": "the game stalled: the server stopped it and aborted the match"})
+                .to_string(),
+        );
+        Ok(())
+    }
+
+    /// Stops the game's scripts in this room for good (every call into
+    /// them fails at once).
+    fn disable(&mut self) {
+        if let Some(switch) = self.room.interrupt() {
+            switch.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.disabled = true;
+    }
+
+    /// The room as its log leaves it: built again and the log replayed
+    /// (hashes checked), what was not logged — the input that stalled, and
+    /// anything after the last commit — gone.
+    fn rebuild(&mut self) -> Result<(), String> {
+        let lines = self
+            .hub
+            .log
+            .histories(std::slice::from_ref(&self.id))?
+            .remove(&self.id)
+            .unwrap_or_default()
+            .lines;
+        let mut room = crate::hub::build(&self.game, &self.header, Shared(self.record.clone()))?;
+        room.keep_events();
+        replay_log(&mut room, &lines, true, |_, _| {}).map_err(|e| match e {
+            Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
+            Unreplayed::Hash { line, seq, .. } => {
+                format!("log line {line} (sequence {seq}): its state hash differs")
+            }
+        })?;
+        // Those events were published when they happened; what the stalled
+        // input made was never published.
+        room.take_events();
+        self.record.borrow_mut().clear();
+        self.room = room;
+        Ok(())
+    }
+
+    async fn start(&mut self, players: Vec<(String, String, Option<String>)>) -> Step<()> {
         let io = |e: std::io::Error| e.to_string();
-        self.room.start(&mut sink).map_err(io)?;
+        self.on_room(|r| r.start(&mut std::io::sink()))?
+            .map_err(io)?;
         for (seat, player, name) in players {
             let mut payload = json!({ "playerId": player });
             if let Some(n) = name {
                 payload["name"] = json!(n);
             }
-            self.room
-                .submit_json(system("system.player_joined", payload), &mut sink)
-                .map_err(io)?;
+            self.on_room(|r| {
+                r.submit_json(
+                    system("system.player_joined", payload),
+                    &mut std::io::sink(),
+                )
+            })?
+            .map_err(io)?;
             let assign = json!({"playerId": player, "seatId": seat});
-            self.room
-                .submit_json(system("system.seat_assign", assign), &mut sink)
-                .map_err(io)?;
+            self.on_room(|r| {
+                r.submit_json(system("system.seat_assign", assign), &mut std::io::sink())
+            })?
+            .map_err(io)?;
         }
-        self.commit(None).await
+        Ok(self.commit(None).await?)
     }
 
     /// Replays the log: every line's input again, its state hash checked
     /// against the log's, its events published as they were.
-    fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Result<(), String> {
+    fn recover(&mut self, lines: &[String], acks: Vec<Ack>) -> Step<()> {
         // Not the version it began with: the log did not hold that one (or
         // predates kept versions), so the files of now were used.
         let changed =
@@ -352,19 +489,20 @@ impl Live {
                 e
             }
         };
-        replay_log(&mut self.room, lines, true, |_, _| {}).map_err(|e| {
-            hint(match e {
-                Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
-                Unreplayed::Hash {
-                    line,
-                    seq,
-                    got,
-                    said,
-                } => format!(
+        self.on_room(|room| replay_log(room, lines, true, |_, _| {}))?
+            .map_err(|e| {
+                hint(match e {
+                    Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
+                    Unreplayed::Hash {
+                        line,
+                        seq,
+                        got,
+                        said,
+                    } => format!(
                 "log line {line} (sequence {seq}): the state hash is {got}, the log says {said}"
             ),
-            })
-        })?;
+                })
+            })?;
         self.record.borrow_mut().clear();
         self.next_line = u64::try_from(lines.len()).unwrap_or(u64::MAX);
         self.acks = acks
@@ -438,7 +576,7 @@ impl Live {
         }
     }
 
-    async fn handle(&mut self, cmd: Cmd) -> Result<(), String> {
+    async fn handle(&mut self, cmd: Cmd) -> Step<()> {
         match cmd {
             Cmd::Submit {
                 seat,
@@ -446,14 +584,40 @@ impl Live {
                 action,
                 reply,
             } => {
-                let answer = self.submit(&seat, client_id, &action).await?;
+                let answer = match self.submit(&seat, client_id, &action).await {
+                    Ok(a) => a,
+                    Err(Halt::Stalled) => {
+                        let _ = reply.send(Answer::Unavailable(
+                            "game_stalled",
+                            "the game stalled on this action: the server stopped it, undid it and aborted the match".into(),
+                        ));
+                        return Err(Halt::Stalled);
+                    }
+                    Err(e) => return Err(e),
+                };
                 let _ = reply.send(answer);
                 self.bots().await?;
             }
             Cmd::Observe { viewer, reply } => {
-                self.catch_up().await?;
+                let caught = self.catch_up().await;
+                if let Err(Halt::Stalled) = caught {
+                    // The observation after the stall: the match aborted.
+                    self.stalled().await?;
+                } else {
+                    caught?;
+                }
                 let now = self.now();
-                let _ = reply.send(self.room.observation_at(&viewer, now));
+                let seen = self.on_room(|r| r.observation_at(&viewer, now));
+                match seen {
+                    Ok(o) => {
+                        let _ = reply.send(o);
+                    }
+                    Err(Halt::Stalled) => {
+                        self.stalled().await?;
+                        let _ = reply.send(self.room.observation_at(&viewer, now));
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Cmd::StreamOpened(seat) => {
                 *self.streams.entry(seat.clone()).or_default() += 1;
@@ -462,7 +626,8 @@ impl Live {
             Cmd::Reload(game) => {
                 let notice = match self.reload(game) {
                     Ok(what) => json!({"ok": true, "message": what}),
-                    Err(e) => json!({"ok": false, "message": format!(
+                    Err(Halt::Stalled) => return Err(Halt::Stalled),
+                    Err(Halt::Fatal(e)) => json!({"ok": false, "message": format!(
                         "reload failed, the previous code keeps running: {e}"
                     )}),
                 };
@@ -486,7 +651,12 @@ impl Live {
     /// does): new scripts take over the table as it is; a changed
     /// game.json rebuilds the table and replays the match's inputs on it.
     /// On any error the room keeps its code and table.
-    fn reload(&mut self, game: Arc<crate::hub::Game>) -> Result<&'static str, String> {
+    fn reload(&mut self, game: Arc<crate::hub::Game>) -> Step<&'static str> {
+        if self.disabled {
+            return Err(Halt::Fatal(
+                "the game stalled in this match: its scripts stay stopped".into(),
+            ));
+        }
         if game.package.json == self.game.package.json {
             let host = game
                 .package
@@ -520,7 +690,7 @@ impl Live {
         })();
         // What the rebuild wrote is not the match's record.
         self.record.borrow_mut().clear();
-        self.room = rebuilt?;
+        self.room = rebuilt.map_err(Halt::Fatal)?;
         self.game = game;
         // The new rules may have ended the match on its own inputs.
         if self.room.is_over() && !self.finished {
@@ -530,12 +700,7 @@ impl Live {
         Ok("game.json changed: restarted the table and replayed the match on it")
     }
 
-    async fn submit(
-        &mut self,
-        seat: &str,
-        client_id: String,
-        action: &Value,
-    ) -> Result<Answer, String> {
+    async fn submit(&mut self, seat: &str, client_id: String, action: &Value) -> Step<Answer> {
         let digest = action_digest(action);
         let key = (seat.to_owned(), client_id);
         if let Some((d, answer)) = self.acks.get(&key) {
@@ -560,11 +725,16 @@ impl Live {
                 format!("no seat {seat:?} here"),
             ));
         };
+        if self.disabled {
+            return Ok(Answer::Unavailable(
+                "game_stalled",
+                "the game stalled in this match: the server stopped it and aborted the match"
+                    .into(),
+            ));
+        }
         let a = player_action(&info.player_id, action, self.now());
-        let mut sink = std::io::sink();
         let seq = self
-            .room
-            .submit_json_seq(a, &mut sink)
+            .on_room(|r| r.submit_json_seq(a, &mut std::io::sink()))?
             .map_err(|e| e.to_string())?;
         let answer = self.verdict(seat, seq);
         let ack = Ack {
@@ -646,7 +816,7 @@ impl Live {
     /// observation never shows an expiry that should have happened. The
     /// room clock moves only with logged inputs: a replay reaches the same
     /// clock at every line.
-    async fn catch_up(&mut self) -> Result<(), String> {
+    async fn catch_up(&mut self) -> Step<()> {
         if self.finished || self.full() {
             return Ok(());
         }
@@ -658,17 +828,16 @@ impl Live {
 
     /// Fires every timer and expiry due by now, logs them, then lets the
     /// bots move.
-    async fn fire_due(&mut self) -> Result<(), String> {
+    async fn fire_due(&mut self) -> Step<()> {
         let now = self.now();
-        self.room
-            .fire_due(Some(now.saturating_add(1)), &mut std::io::sink())
+        self.on_room(|r| r.fire_due(Some(now.saturating_add(1)), &mut std::io::sink()))?
             .map_err(|e| e.to_string())?;
         self.commit(None).await?;
         self.bots().await
     }
 
     /// Timers, match expiries and disconnect graces that are due.
-    async fn wake(&mut self) -> Result<(), String> {
+    async fn wake(&mut self) -> Step<()> {
         if self.finished || self.full() {
             return Ok(());
         }
@@ -690,8 +859,7 @@ impl Live {
                     json!({"playerId": info.player_id}),
                 );
                 a["at"] = json!(self.now());
-                self.room
-                    .submit_json(a, &mut std::io::sink())
+                self.on_room(|r| r.submit_json(a, &mut std::io::sink()))?
                     .map_err(|e| e.to_string())?;
             }
         }
@@ -701,7 +869,7 @@ impl Live {
 
     /// Aborts the match: nothing entered it for `--abandon-after-ms`
     /// (logged like any input, so recovery replays the abort).
-    async fn abandon(&mut self) -> Result<(), String> {
+    async fn abandon(&mut self) -> Step<()> {
         let ms = self.hub.options.abandon_after_ms;
         let span = match ms {
             _ if ms.is_multiple_of(3_600_000) => format!("{} h", ms / 3_600_000),
@@ -712,8 +880,7 @@ impl Live {
         let mut a = system("match.abort", json!({ "reason": reason }));
         a["at"] = json!(self.now());
         let seq = self
-            .room
-            .submit_json_seq(a, &mut std::io::sink())
+            .on_room(|r| r.submit_json_seq(a, &mut std::io::sink()))?
             .map_err(|e| e.to_string())?;
         if !self.room.is_over() {
             // The game's on_match_aborted failed (its script.error is in
@@ -721,12 +888,12 @@ impl Live {
             tracing::warn!(room = %self.id, seq, "abandoning the match was refused by the game");
             self.abandon_refused = true;
         }
-        self.commit(None).await
+        Ok(self.commit(None).await?)
     }
 
     /// Bots play while it is their turn (at most a bounded run at a time;
     /// a refused move stops them until the next input).
-    async fn bots(&mut self) -> Result<(), String> {
+    async fn bots(&mut self) -> Step<()> {
         let bots: Vec<String> = self
             .seats
             .iter()
@@ -751,10 +918,13 @@ impl Live {
             // other, so the draw need not be replayed.
             let draw = bot_draw(&self.header, self.next_line);
             let roll = u32::try_from(draw >> 32).unwrap_or(0);
-            let chosen = self
-                .room
-                .game_bot(&seat, roll)
-                .or_else(|| self.room.safe_default_action(&seat));
+            if self.disabled {
+                return Ok(());
+            }
+            let chosen = self.on_room(|r| {
+                r.game_bot(&seat, roll)
+                    .or_else(|| r.safe_default_action(&seat))
+            })?;
             let chosen = match chosen {
                 Some(a) => Some(a),
                 // A seat the game keeps acting would draw for ever: a few
@@ -763,18 +933,15 @@ impl Live {
                 None => {
                     random_moves += 1;
                     let mut state = draw;
-                    self.room
-                        .first_legal(&seat, &mut |n| splitmix_order(&mut state, n))
+                    self.on_room(|r| r.first_legal(&seat, &mut |n| splitmix_order(&mut state, n)))?
                 }
             };
             let Some(mut action) = chosen else {
                 return Ok(());
             };
             action["at"] = json!(self.now());
-            let mut sink = std::io::sink();
             let seq = self
-                .room
-                .submit_json_seq(action, &mut sink)
+                .on_room(|r| r.submit_json_seq(action, &mut std::io::sink()))?
                 .map_err(|e| e.to_string())?;
             let refused = self
                 .room

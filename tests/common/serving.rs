@@ -31,8 +31,28 @@ impl Server {
     /// [`Server::start`] listening on `addr` (a port of its own, to be
     /// started again on the same one).
     pub fn start_on(games: &[PathBuf], data: &Path, addr: &str, extra: &[&str]) -> Server {
+        Server::start_with(crate::common::bin(), games, data, addr, extra)
+    }
+
+    /// [`Server::start`] under an address-space limit of `bytes` (through
+    /// util-linux's `prlimit --as`): an allocation past it fails, and a
+    /// server that did not bound what it holds would abort.
+    pub fn start_limited(games: &[PathBuf], data: &Path, extra: &[&str], bytes: u64) -> Server {
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg(format!("--as={bytes}"))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_digipology"));
+        Server::start_with(cmd, games, data, "127.0.0.1:0", extra)
+    }
+
+    fn start_with(
+        mut cmd: std::process::Command,
+        games: &[PathBuf],
+        data: &Path,
+        addr: &str,
+        extra: &[&str],
+    ) -> Server {
         let log = data.with_extension(format!("{}.log", std::process::id()));
-        let mut cmd = crate::common::bin();
         cmd.arg("serve");
         for g in games {
             cmd.arg(g);
@@ -66,6 +86,11 @@ impl Server {
             data: data.to_path_buf(),
             log,
         }
+    }
+
+    /// Whether the process is still running (it did not abort or exit).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// `kill -9`: the process ends at once, whatever it was doing.

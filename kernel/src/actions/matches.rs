@@ -1,4 +1,4 @@
-//! match.finish, match.abort, match.host_event, match.sense.
+//! match.finish, match.abort, match.halt, match.host_event, match.sense.
 //!
 //! The match contract (docs/match.md): the room keeps the match's
 //! bookkeeping under the state's `match` key; these rows only announce, as
@@ -76,6 +76,10 @@ pub(crate) fn finish(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection
 
 /// Ends the match without a result, with a reason (at most 256 bytes).
 pub(crate) fn abort(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    end_without_result(txn, action, "match.abort")
+}
+
+fn end_without_result(txn: &mut Txn<'_>, action: &Action, name: &str) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["reason"])?;
     let reason = p.str("reason")?;
     if reason.len() > 256 {
@@ -84,11 +88,20 @@ pub(crate) fn abort(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection>
             "payload.reason is longer than 256 bytes",
         );
     }
-    need_match(txn, "match.abort")?;
+    need_match(txn, name)?;
     txn.emit(EventKind::MatchAborted {
         reason: reason.to_owned(),
     });
     Ok(())
+}
+
+/// Ends the match without a result and without asking the game: what
+/// `match.abort` does, but no script runs — not a guard, not a handler
+/// (the kernel delivers its events to none: `kernel.rs`, `execute`). The
+/// host's way to end a match whose game it will not run again (a game that
+/// stalled the server; docs/server.md, A game that stalls).
+pub(crate) fn halt(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    end_without_result(txn, action, "match.halt")
 }
 
 /// Announces an expiry to the game (`on_host_event`): `{kind, seat,
