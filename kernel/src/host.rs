@@ -99,6 +99,11 @@ pub trait ScriptHost {
         Ok(())
     }
 
+    /// A dry run begins (`true`: the transaction that follows is rolled
+    /// back whatever happens) or ends (`false`). A host keeps nothing of a
+    /// dry run: what its scripts do then is read-only.
+    fn set_dry_run(&mut self, _on: bool) {}
+
     /// A transaction (a top-level action, or a dry run) begins: budgets
     /// that are counted per transaction restart here.
     fn begin_transaction(&mut self, _seq: u64) {}

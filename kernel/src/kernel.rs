@@ -291,6 +291,9 @@ impl Kernel {
         if let (Some(d), Mode::Commit) = (&mut self.digests, mode) {
             d.clear_changes();
         }
+        if mode == Mode::DryRun {
+            host.set_dry_run(true);
+        }
         host.begin_transaction(seq);
         let buffers = std::mem::take(&mut self.buffers);
         let mut txn = Txn::begin(
@@ -340,6 +343,9 @@ impl Kernel {
             }
         };
         host.end_transaction(accepted && commit);
+        if mode == Mode::DryRun {
+            host.set_dry_run(false);
+        }
         Outcome {
             seq,
             action_id,

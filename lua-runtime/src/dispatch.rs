@@ -210,6 +210,10 @@ fn invoke_handler(
 }
 
 impl ScriptHost for LuaHost {
+    fn set_dry_run(&mut self, on: bool) {
+        self.shared.read_only(on);
+    }
+
     fn begin_transaction(&mut self, seq: u64) {
         self.seq = seq;
         self.reset_budget();
@@ -514,6 +518,7 @@ impl LuaHost {
                 (LuaValue::Boolean(true), LuaValue::Nil, LuaValue::Nil)
             })
         };
+        self.next_read_only.set(true);
         let answer = self.call(wrapped, Access::Guard(state), &b.script_id, &b.binding_id);
         let mutated = matches!(
             self.shared.fail_kind.get(),
@@ -591,6 +596,7 @@ impl LuaHost {
             Some(r) => Access::Sense(state, r),
             None => Access::Guard(state),
         };
+        self.next_read_only.set(true);
         let answer = self.call(invoke, access, &b.script_id, &b.binding_id);
         Some(match answer {
             Ok(_)

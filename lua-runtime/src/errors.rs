@@ -19,6 +19,10 @@ pub(crate) const BUDGET_MSG: &str = "instruction budget exceeded";
 pub const STALLED_MSG: &str =
     "the host stopped the game: this call ran longer than the host allows (it stalled)";
 
+/// The start of the VM's refusal of a change during a read-only call
+/// (`DIGI_RO_MSG`, third_party/lua-src/lua-5.4.9/lstate.h).
+const READ_ONLY_MSG: &str = "a read-only call cannot change";
+
 /// (message, line, kind) of a failed call.
 pub(crate) type Failed = (String, Option<u32>, ScriptErrorKind);
 
@@ -48,7 +52,12 @@ pub(crate) fn classify(shared: &Shared, limits: &Limits, msg: String, raw: bool)
         );
         return (msg, None, ScriptErrorKind::Memory);
     }
-    let kind = shared.fail_kind.get().unwrap_or(ScriptErrorKind::Runtime);
+    // The VM's refusal of a change in a read-only call (third_party/lua-src).
+    let kind = if msg.contains(READ_ONLY_MSG) {
+        ScriptErrorKind::GuardMutation
+    } else {
+        shared.fail_kind.get().unwrap_or(ScriptErrorKind::Runtime)
+    };
     let line = line_of(&msg);
     (clean(msg, raw), line, kind)
 }

@@ -113,6 +113,9 @@ pub struct LuaHost {
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     /// The last match step's answers, when they can be reused.
     pub(crate) step_memo: std::cell::RefCell<Option<StepMemo>>,
+    /// The next [`LuaHost::call`] is a read-only one (a view, a game
+    /// function answering a question).
+    pub(crate) next_read_only: std::cell::Cell<bool>,
     pub(crate) seq: u64,
     pub(crate) guards: FxHashMap<&'static str, Rc<Vec<(usize, Function)>>>,
     pub(crate) handlers: FxHashMap<&'static str, Rc<HandlerList>>,
@@ -232,7 +235,16 @@ impl LuaHost {
             }
             self.shared.storage_seen.set(stamp);
         }
+        // A read-only call of its own (not one inside a dry run, which is
+        // read-only from its start to its end).
+        let read_only = self.next_read_only.replace(false) && !self.shared.read_only.get();
+        if read_only {
+            self.shared.read_only(true);
+        }
         let result = self.slot.enter(&mut call, invoke);
+        if read_only {
+            self.shared.read_only(false);
+        }
         let mut failure = match result {
             // A string error, caught by the entry point: Lua's own text, no
             // traceback to build and strip.

@@ -68,6 +68,14 @@ fn closure_over<T: 'static>(
     }
 }
 
+extern "C-unwind" {
+    /// The patched VM (third_party/lua-src, PATCHES.md): the table at
+    /// `idx` is the runtime's own, never read-only.
+    fn lua_digisystem(l: *mut ffi::lua_State, idx: c_int);
+    /// Whether a read-only call is running.
+    fn lua_digireadonlyon(l: *mut ffi::lua_State) -> c_int;
+}
+
 /// The error of a bug in one of these functions (a panic, caught).
 const PANIC_MSG: &[u8] = b"internal error in the runtime (please report it)";
 
@@ -220,6 +228,8 @@ unsafe extern "C-unwind" fn storage_meta_new(state: *mut ffi::lua_State) -> c_in
     // Slot 8: the node's cache (an upvalue of both closures), else nil.
     if cached {
         ffi::lua_createtable(state, 0, 8);
+        // The runtime's own: written during any call, read-only ones too.
+        lua_digisystem(state, -1);
     } else {
         ffi::lua_pushnil(state);
     }
@@ -477,6 +487,11 @@ unsafe fn live_cache(state: *mut ffi::lua_State) -> Option<i64> {
 /// of the stack, or with the absent mark when `absent`; a cache that is
 /// full ([`CACHE_MAX`]) is emptied first.
 unsafe fn remember(state: *mut ffi::lua_State, absent: bool) {
+    // A read-only call fills no cache: what the caches hold depends on the
+    // game's actions alone (docs/lua-api.md, Reading leaves no trace).
+    if lua_digireadonlyon(state) != 0 {
+        return;
+    }
     let Some(mut count) = live_cache(state) else {
         return;
     };

@@ -50,6 +50,8 @@ pub struct Shared {
     pub(crate) interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The running call was stopped by [`Shared::interrupt`].
     pub(crate) interrupted: Cell<bool>,
+    /// A read-only call is running ([`Shared::read_only`]).
+    pub(crate) read_only: Cell<bool>,
 }
 
 #[allow(unsafe_code)]
@@ -64,6 +66,9 @@ mod switch {
         /// How many instructions sooner than its count the running count
         /// hook came (a debt of C work brought it forward), cleared.
         pub(super) fn lua_digitakeunrun(l: *mut mlua::ffi::lua_State) -> c_int;
+        /// Starts (1) or ends (0) a read-only call: nothing made before it
+        /// may change while it runs.
+        pub(super) fn lua_digireadonly(l: *mut mlua::ffi::lua_State, on: c_int);
     }
 }
 
@@ -87,6 +92,24 @@ impl Shared {
             lua_state: Cell::new(std::ptr::null_mut()),
             interrupt: std::sync::Arc::default(),
             interrupted: Cell::new(false),
+            read_only: Cell::new(false),
+        }
+    }
+
+    /// Starts (`true`) or ends a read-only call (docs/lua-api.md, Reading
+    /// leaves no trace): while it runs, the VM refuses changes to any
+    /// table, local or coroutine made before it, and the runtime keeps
+    /// nothing new of its own. Ending one also starts a new epoch, so
+    /// `read_only(false)` once after the prelude has set up makes what the
+    /// prelude made the runtime's own.
+    #[allow(unsafe_code)]
+    pub(crate) fn read_only(&self, on: bool) {
+        self.read_only.set(on);
+        let state = self.lua_state.get();
+        if !state.is_null() {
+            // SAFETY: as in `stop_lua`; the call sets two fields of the
+            // global state.
+            unsafe { switch::lua_digireadonly(state, c_int_of(on)) };
         }
     }
 
@@ -137,7 +160,9 @@ impl Shared {
         }
         let v = lua.create_string(s)?;
         let mut cache = self.strings.borrow_mut();
-        if s.len() <= 64 && cache.len() < 65_536 {
+        // A read-only call adds nothing to the cache (it would keep the
+        // string alive in the VM: a trace of the read).
+        if s.len() <= 64 && cache.len() < 65_536 && !self.read_only.get() {
             cache.insert(s.into(), v.clone());
         }
         Ok(v)

@@ -87,6 +87,7 @@ impl LuaHost {
             storage_caches: prelude.get::<Table>("storage_caches").map_err(internal)?,
             stepper: std::cell::RefCell::default(),
             step_memo: std::cell::RefCell::default(),
+            next_read_only: std::cell::Cell::new(false),
             lua,
             shared,
             limits,
@@ -98,6 +99,9 @@ impl LuaHost {
             has_handlers: false,
             globals: std::cell::RefCell::default(),
         };
+        // What the prelude made is the runtime's own (never read-only);
+        // what the game's scripts make from now on is theirs.
+        host.shared.read_only(false);
         let new_env = get("new_env")?;
         for script in scripts {
             for b in &script.bindings {

@@ -525,7 +525,9 @@ local function storage_node(script_id, path, cached, kept_by)
   local function child(k, p)
     local c = root and children[k]
     if not c then
-      local keep = root and kept < NODE_CHILDREN_MAX
+      -- A read-only call keeps no node: which nodes the root keeps (and so
+      -- a node's identity) depends on the game's actions alone.
+      local keep = root and kept < NODE_CHILDREN_MAX and not is_read_only()
       c = storage_node(script_id, p or child_path(k), keep, root and children or nil)
       if keep then
         children[k] = c

@@ -23,8 +23,11 @@ local REQUIRE_RESETS = {}
 -- entity_id, entity_key, require}.
 function P.new_env(spec)
   local script_id = spec.script
-  local env, defs = {}, {}
-  local cache = {}
+  local env, defs = mark_system({}), mark_system({})
+  -- Modules loaded (`cache`) and being loaded (`loading`: a module that
+  -- requires itself, directly or round a loop, is an error, not a
+  -- recursion as deep as the C stack).
+  local cache, loading = mark_system({}), mark_system({})
   local base = {
     assert = assert, error = error, ipairs = raw_ipairs, next = safe_next, pairs = sorted_pairs,
     pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
@@ -66,12 +69,21 @@ function P.new_env(spec)
         if not src then
           fail("sandbox", "require can only load the game's own scripts (no module '" .. name .. "')", 2)
         end
+        if loading[name] then
+          fail("runtime", "module '" .. name .. "' requires itself (directly or round a loop of requires); "
+            .. "a module cannot be used before it has loaded", 2)
+        end
         charge(#src[2] * LOAD_COST)
         local f, err = raw_load(src[2], "=" .. src[1], "t", env)
         if not f then error(err, 2) end
-        local r = f(name)
+        loading[name] = true
+        local done, r = raw_pcall(f, name)
+        loading[name] = nil
+        if not done then error(r, 0) end
         if r == nil then r = true end
-        cache[name] = r
+        -- A module first required in a read-only call is not kept: the
+        -- game's actions alone decide when a module loads.
+        if not is_read_only() then cache[name] = r end
         return r
       end
     end)(),
@@ -97,7 +109,7 @@ function P.new_env(spec)
     local loaded = {}
     for k, v in next, cache do loaded[k] = v end
     REQUIRE_RESETS[#REQUIRE_RESETS + 1] = function()
-      cache = {}
+      cache = mark_system({})
       for k, v in next, loaded do cache[k] = v end
     end
     env_mt.__newindex = function(_, k)
@@ -149,12 +161,13 @@ function P.guard(f, player_id, player_name, entity_id, entity_key, px, py, pz, r
   if p == nil or p[1] ~= player_id or p[2] ~= player_name or p.id ~= player_id
     or (player_name ~= nil and p.name ~= player_name) then
     p = player_proxy(player_id, player_name)
-    guard_players[player_id] = p
+    -- A guard in a dry run (read-only) keeps no proxy.
+    if not is_read_only() then guard_players[player_id] = p end
   end
   local e = guard_entities[entity_id]
   if e == nil or e[0] ~= entity_key or e[1] ~= entity_id then
     e = entity_proxy(entity_id, entity_key)
-    guard_entities[entity_id] = e
+    if not is_read_only() then guard_entities[entity_id] = e end
   end
   -- A drop's transform arrives as its ten numbers: each can_drop guard
   -- gets its own table.

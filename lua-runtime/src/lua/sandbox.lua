@@ -37,6 +37,17 @@ local core, G, N = ...
 local mark_uncounted = G.__digi_uncounted
 G.__digi_uncounted = nil
 
+-- Whether a read-only call is running (a view, a game function answering
+-- a question, a dry run: the patched VM refuses changes to anything made
+-- before it). The runtime keeps nothing new of its own during one either
+-- (storage nodes, guard proxies, modules), so no read leaves a trace.
+local is_read_only = G.__digi_readonly
+G.__digi_readonly = nil
+-- Makes a table the runtime's own (never read-only), for what the runtime
+-- writes during any call: the environments it builds for each binding.
+local mark_system = G.__digi_system
+G.__digi_system = nil
+
 local type, select, error, rawget, rawset, rawequal, rawlen, next =
   G.type, G.select, G.error, G.rawget, G.rawset, G.rawequal, G.rawlen, G.next
 local raw_pairs, raw_ipairs, raw_tostring, tonumber = G.pairs, G.ipairs, G.tostring, G.tonumber

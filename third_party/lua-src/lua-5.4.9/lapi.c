@@ -898,6 +898,7 @@ static void aux_rawset (lua_State *L, int idx, TValue *key, int n) {
   lua_lock(L);
   api_checknelems(L, n);
   t = gettable(L, idx);
+  luaV_digiwrite(L, t);  /* Digipology */
   luaH_set(L, t, key, s2v(L->top.p - 1));
   invalidateTMcache(t);
   luaC_barrierback(L, obj2gco(t), s2v(L->top.p - 1));
@@ -923,6 +924,7 @@ LUA_API void lua_rawseti (lua_State *L, int idx, lua_Integer n) {
   lua_lock(L);
   api_checknelems(L, 1);
   t = gettable(L, idx);
+  luaV_digiwrite(L, t);  /* Digipology */
   luaH_setint(L, t, n, s2v(L->top.p - 1));
   luaC_barrierback(L, obj2gco(t), s2v(L->top.p - 1));
   L->top.p--;
@@ -944,6 +946,7 @@ LUA_API int lua_setmetatable (lua_State *L, int objindex) {
   }
   switch (ttype(obj)) {
     case LUA_TTABLE: {
+      luaV_digiwrite(L, hvalue(obj));  /* Digipology */
       hvalue(obj)->metatable = mt;
       if (mt) {
         luaC_objbarrier(L, gcvalue(obj), mt);
@@ -1462,3 +1465,12 @@ LUA_API void lua_upvaluejoin (lua_State *L, int fidx1, int n1,
 }
 
 
+/*
+** Digipology: the table at 'idx' is the runtime's own (epoch 0): never
+** read-only.
+*/
+LUA_API void lua_digisystem (lua_State *L, int idx) {
+  const TValue *o = index2value(L, idx);
+  if (ttistable(o))
+    hvalue(o)->digi_epoch = 0;
+}

@@ -533,8 +533,30 @@ static int luaB_digi_uncounted (lua_State *L) {
   return 0;
 }
 
+/*
+** Digipology: '__digi_readonly()': whether a read-only call is running
+** (lstate.h). The prelude keeps nothing new of its own during one.
+*/
+static int luaB_digi_readonly (lua_State *L) {
+  lua_pushboolean(L, lua_digireadonlyon(L));
+  return 1;
+}
+
+/*
+** Digipology: '__digi_system(t)' makes table t the runtime's own (never
+** read-only: lstate.h), and answers it.
+*/
+static int luaB_digi_system (lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_digisystem(L, 1);
+  lua_settop(L, 1);
+  return 1;
+}
+
 static const luaL_Reg base_funcs[] = {
   {"__digi_uncounted", luaB_digi_uncounted},
+  {"__digi_readonly", luaB_digi_readonly},
+  {"__digi_system", luaB_digi_system},
   {"assert", luaB_assert},
   {"collectgarbage", luaB_collectgarbage},
   {"dofile", luaB_dofile},

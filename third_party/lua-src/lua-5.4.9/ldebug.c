@@ -171,6 +171,23 @@ LUA_API void lua_digisetdead (lua_State *L, int dead) {
 }
 
 
+/*
+** Digipology: starts (on) or ends (off) a read-only call (lstate.h): what
+** is made from now on belongs to a new epoch, and while the call runs
+** nothing made before it may change.
+*/
+LUA_API void lua_digireadonly (lua_State *L, int on) {
+  global_State *g = G(L);
+  g->digi_epoch++;
+  g->digi_ro = on ? g->digi_epoch : 0;
+}
+
+
+LUA_API int lua_digireadonlyon (lua_State *L) {
+  return G(L)->digi_ro != 0;
+}
+
+
 LUA_API int lua_digidead (lua_State *L) {
   return G(L)->digi_dead;
 }

@@ -889,6 +889,8 @@ LUA_API int lua_resume (lua_State *L, lua_State *from, int nargs,
     return resume_error(L, "cannot resume dead coroutine", nargs);
   if (l_unlikely(digi_isdead(L)))  /* Digipology: no Lua runs */
     return resume_error(L, DIGI_DEAD_MSG, nargs);
+  if (l_unlikely(digi_readonly(G(L), L->digi_epoch)))  /* Digipology */
+    return resume_error(L, DIGI_RO_MSG, nargs);
   L->nCcalls = (from) ? getCcalls(from) : 0;
   if (getCcalls(L) >= LUAI_MAXCCALLS)
     return resume_error(L, "C stack overflow", nargs);

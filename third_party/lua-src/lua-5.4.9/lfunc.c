@@ -52,6 +52,7 @@ void luaF_initupvals (lua_State *L, LClosure *cl) {
     UpVal *uv = gco2upv(o);
     uv->v.p = &uv->u.value;  /* make it closed */
     setnilvalue(uv->v.p);
+    uv->digi_epoch = G(L)->digi_epoch;  /* Digipology */
     cl->upvals[i] = uv;
     luaC_objbarrier(L, cl, uv);
   }
@@ -67,6 +68,7 @@ static UpVal *newupval (lua_State *L, StkId level, UpVal **prev) {
   UpVal *uv = gco2upv(o);
   UpVal *next = *prev;
   uv->v.p = s2v(level);  /* current value lives in the stack */
+  uv->digi_epoch = G(L)->digi_epoch;  /* Digipology */
   uv->u.open.next = next;  /* link it to list of open upvalues */
   uv->u.open.previous = prev;
   if (next)

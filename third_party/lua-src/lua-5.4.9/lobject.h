@@ -639,6 +639,7 @@ typedef struct UpVal {
     } open;
     TValue value;  /* the value (when closed) */
   } u;
+  size_t digi_epoch;  /* Digipology: when it was made (lstate.h) */
 } UpVal;
 
 
@@ -746,6 +747,7 @@ typedef struct Table {
   Node *lastfree;  /* any free position is before this position */
   struct Table *metatable;
   GCObject *gclist;
+  size_t digi_epoch;  /* Digipology: when it was made (lstate.h) */
 } Table;
 
 

@@ -268,6 +268,7 @@ static void preinit_thread (lua_State *L, global_State *g) {
   L->status = LUA_OK;
   L->errfunc = 0;
   L->oldpc = 0;
+  L->digi_epoch = 0;  /* Digipology: lua_newthread sets a thread's */
 }
 
 
@@ -307,6 +308,7 @@ LUA_API lua_State *lua_newthread (lua_State *L) {
   L1->basehookcount = L->basehookcount;
   L1->hook = L->hook;
   resethookcount(L1);
+  L1->digi_epoch = g->digi_epoch;  /* Digipology */
   /* initialize L1 extra space */
   memcpy(lua_getextraspace(L1), lua_getextraspace(g->mainthread),
          LUA_EXTRASPACE);
@@ -390,6 +392,8 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   g->digi_dead = 0;  /* Digipology: Lua may run */
   g->digi_gcwork = 0;
   g->digi_unrun = 0;
+  g->digi_epoch = 0;  /* the runtime's own, until the host moves on */
+  g->digi_ro = 0;
   g->strt.size = g->strt.nuse = 0;
   g->strt.hash = NULL;
   setnilvalue(&g->l_registry);

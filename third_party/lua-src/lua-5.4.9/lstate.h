@@ -303,6 +303,8 @@ typedef struct global_State {
   lu_byte digi_dead;  /* Digipology: the host stopped all Lua (see below) */
   size_t digi_gcwork;  /* Digipology: objects the collector marked or swept */
   int digi_unrun;  /* Digipology: count the next hook was brought forward by */
+  size_t digi_epoch;  /* Digipology: the epoch new objects are made in */
+  size_t digi_ro;  /* Digipology: the read-only call's epoch, or 0 */
 } global_State;
 
 
@@ -315,6 +317,21 @@ typedef struct global_State {
 */
 #define DIGI_DEAD_MSG	"instruction budget exceeded"
 #define digi_isdead(L)	(G(L)->digi_dead)
+
+/*
+** Digipology: read-only calls. Every table, upvalue and thread is made in
+** an epoch (g->digi_epoch; 0 while the runtime itself sets up: those are
+** the runtime's own and never read-only). A read-only call (a view, a
+** game function answering a question, a dry run: lua_digireadonly) runs
+** in an epoch of its own, and while it runs no table, upvalue or
+** coroutine made before it may be changed — writing one raises
+** DIGI_RO_MSG — so it leaves nothing behind that a later call could see.
+** The runtime's own bookkeeping (functions marked uncounted) is exempt.
+*/
+#define DIGI_RO_MSG	"a read-only call cannot change a table, a local or a coroutine " \
+  "made before it (views, observations, legal actions, guards in dry runs and " \
+  "the game's other read-only functions leave nothing behind: keep game state in storage)"
+#define digi_readonly(g,e)	((g)->digi_ro != 0 && (e) != 0 && (e) < (g)->digi_ro)
 
 
 /*
@@ -343,6 +360,7 @@ struct lua_State {
   int basehookcount;
   int hookcount;
   volatile l_signalT hookmask;
+  size_t digi_epoch;  /* Digipology: when it was made (see below) */
 };
 
 

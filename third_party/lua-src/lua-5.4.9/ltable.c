@@ -636,6 +636,7 @@ Table *luaH_new (lua_State *L) {
   t->flags = cast_byte(maskflags);  /* table has no metamethod fields */
   t->array = NULL;
   t->alimit = 0;
+  t->digi_epoch = G(L)->digi_epoch;  /* Digipology */
   setnodevector(L, t, 0);
   return t;
 }

@@ -474,6 +474,9 @@ LUA_API int (lua_gethookcount) (lua_State *L);
 LUA_API void (lua_digisetdead) (lua_State *L, int dead);
 LUA_API int (lua_digidead) (lua_State *L);
 LUA_API int (lua_digitakeunrun) (lua_State *L);
+LUA_API void (lua_digireadonly) (lua_State *L, int on);
+LUA_API int (lua_digireadonlyon) (lua_State *L);
+LUA_API void (lua_digisystem) (lua_State *L, int idx);
 
 LUA_API int (lua_setcstacklimit) (lua_State *L, unsigned int limit);
 

@@ -352,6 +352,7 @@ void luaV_finishset (lua_State *L, const TValue *t, TValue *key,
       lua_assert(isempty(slot));  /* slot must be empty */
       tm = fasttm(L, h->metatable, TM_NEWINDEX);  /* get metamethod */
       if (tm == NULL) {  /* no metamethod? */
+        luaV_digiwrite(L, h);  /* Digipology */
         sethvalue2s(L, L->top.p, h);  /* anchor 't' */
         L->top.p++;  /* assume EXTRA_STACK */
         luaH_finishset(L, h, key, slot, val);  /* set new value */
@@ -378,6 +379,7 @@ void luaV_finishset (lua_State *L, const TValue *t, TValue *key,
          for the barrier. 't' and 'slot' can point to the same value,
          and so the assignment can change 't' value */
       GCObject *h = gcvalue(t);
+      luaV_digiwrite(L, hvalue(t));  /* Digipology */
       setobj2t(L, cast(TValue *,slot), val);
       luaC_barrierback(L, h, val);
       return;  /* done */
@@ -705,6 +707,20 @@ void luaV_digiowe (lua_State *L, size_t units) {
 
 void luaV_digiforgive (void) {
   digi_debt = 0;
+}
+
+/*
+** Digipology: raises DIGI_RO_MSG for a change, during a read-only call, to
+** an object made in 'epoch' before it (lstate.h) — unless the running
+** function is the runtime's own bookkeeping (marked uncounted).
+*/
+void luaV_digicheckwrite (lua_State *L, size_t epoch) {
+  CallInfo *ci = L->ci;
+  if (!digi_readonly(G(L), epoch))
+    return;
+  if (isLua(ci) && ci_func(ci)->p->digi_uncounted)
+    return;
+  luaG_runerror(L, DIGI_RO_MSG);
 }
 
 void luaV_digipay (lua_State *L) {
@@ -1353,6 +1369,8 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
       vmcase(OP_SETUPVAL) {
         StkId ra = RA(i);
         UpVal *uv = cl->upvals[GETARG_B(i)];
+        if (l_unlikely(G(L)->digi_ro != 0))  /* Digipology: read-only call */
+          Protect(luaV_digicheckwrite(L, uv->digi_epoch));
         setobj(L, uv->v.p, s2v(ra));
         luaC_barrier(L, uv, s2v(ra));
         vmbreak;

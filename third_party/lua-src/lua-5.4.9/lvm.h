@@ -106,8 +106,13 @@ typedef enum {
 ** 'slot' points to the place to put the value.
 */
 #define luaV_finishfastset(L,t,slot,v) \
-    { setobj2t(L, cast(TValue *,slot), v); \
+    { luaV_digiwrite(L, hvalue(t)); \
+      setobj2t(L, cast(TValue *,slot), v); \
       luaC_barrierback(L, gcvalue(t), v); }
+
+/* Digipology: a write to table 'h' during a read-only call (lstate.h) */
+#define luaV_digiwrite(L,h) \
+  { if (l_unlikely(G(L)->digi_ro != 0)) luaV_digicheckwrite(L, (h)->digi_epoch); }
 
 
 /*
@@ -136,6 +141,7 @@ LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);  /* Digipology */
 LUAI_FUNC void luaV_digiowe (lua_State *L, size_t units);  /* Digipology */
 LUAI_FUNC void luaV_digipay (lua_State *L);  /* Digipology */
 LUAI_FUNC void luaV_digiforgive (void);  /* Digipology */
+LUAI_FUNC void luaV_digicheckwrite (lua_State *L, size_t epoch);  /* Digipology */
 
 /*
 ** Digipology: copying values (varargs, results, arguments, list
