@@ -280,6 +280,8 @@ struct WatchArgs {
     /// report where the outcome first diverges.
     #[arg(long)]
     replay_on_change: bool,
+    #[command(flatten)]
+    ceilings: CeilingArgs,
 }
 
 #[derive(clap::Args)]
@@ -348,6 +350,7 @@ fn main() -> ExitCode {
         Command::Check(a) => Some(a.ceilings),
         Command::Serve(a) => Some(a.ceilings),
         Command::Simulate(a) => Some(a.ceilings),
+        Command::Watch(a) => Some(a.ceilings),
         _ => None,
     };
     if let Some(Err(e)) = ceilings.map(CeilingArgs::apply) {

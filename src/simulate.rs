@@ -264,16 +264,7 @@ impl Plan<'_> {
         loop {
             let _busy = busy();
             tally(room, &mut out);
-            if room.interrupted() {
-                out.status = HUNG.into();
-                let line = format!(
-                    "the game stalled: a move ran longer than --stall-ms allows ({} ms), and the match was stopped",
-                    self.stall_ms
-                );
-                count_fault(&mut out, &line);
-                break;
-            }
-            if room.is_over() {
+            if room.interrupted() || room.is_over() {
                 break;
             }
             if out.actions >= self.max_actions {
@@ -305,6 +296,15 @@ impl Plan<'_> {
         }
         // What the last tries left (a failing legal_actions before a stall).
         tally(room, &mut out);
+        if room.interrupted() {
+            // Stopped by the watchdog, whatever the match looked like then.
+            out.status = HUNG.into();
+            let line = format!(
+                "the game stalled: a move ran longer than --stall-ms allows ({} ms), and the match was stopped",
+                self.stall_ms
+            );
+            count_fault(&mut out, &line);
+        }
         out.virtual_ms = room.clock();
         if out.status.is_empty() {
             read_result(room, &mut out);

@@ -172,7 +172,7 @@ fn serve_changes(
                 if state.line(&line, &mut out).map_err(io_err)? {
                     status.say(
                         &state.room,
-                        "the game's files changed while an action ran: the action was stopped (a script error), and the new code loads now",
+                        "the game's files changed while an action ran: an action was stopped (a script error), and the new code loads now",
                     );
                 }
             }

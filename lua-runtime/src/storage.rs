@@ -610,7 +610,9 @@ fn path_of(v: &LuaValue) -> Result<Vec<Step>, String> {
 fn step_of(v: &LuaValue) -> Result<Step, String> {
     match v {
         LuaValue::String(s) => Ok(Step::Key(
-            s.to_str().map_err(|e| e.to_string())?.to_string(),
+            s.to_str()
+                .map_err(|_| "storage keys must be valid UTF-8 text".to_owned())?
+                .to_string(),
         )),
         LuaValue::Integer(n) if *n >= 1 => {
             Ok(Step::Index(usize::try_from(n - 1).unwrap_or(usize::MAX)))

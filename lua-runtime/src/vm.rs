@@ -215,16 +215,23 @@ fn make_core(lua: &Lua, shared: &Rc<Shared>, modules: Modules) -> mlua::Result<T
     let s = shared.clone();
     core.set(
         "log",
-        lua.create_function(move |_, (script, msg): (String, String)| {
-            // Printing is something a callback did (`Shared::natives`).
-            s.note_native();
-            let mut log = s.log.borrow_mut();
-            if log.len() < 10_000 {
-                let msg: String = msg.chars().take(2000).collect();
-                log.push(format!("[{script}] {msg}"));
-            }
-            Ok(())
-        })?,
+        lua.create_function(
+            move |_, (script, msg): (mlua::LuaString, mlua::LuaString)| {
+                // Printing is something a callback did (`Shared::natives`).
+                s.note_native();
+                let mut log = s.log.borrow_mut();
+                if log.len() < 10_000 {
+                    // Only what is kept is copied out of the VM (the line's
+                    // bytes were charged when the prelude joined them).
+                    let bytes = msg.as_bytes();
+                    let head = &bytes[..bytes.len().min(8000)];
+                    let msg: String = String::from_utf8_lossy(head).chars().take(2000).collect();
+                    let script = String::from_utf8_lossy(&script.as_bytes()).into_owned();
+                    log.push(format!("[{script}] {msg}"));
+                }
+                Ok(())
+            },
+        )?,
     )?;
     let s = shared.clone();
     core.set(

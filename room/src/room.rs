@@ -16,13 +16,47 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 
 use digipology_kernel::{
-    Action, EventKind, Kernel, NoScripts, Outcome, RejectCode, Rejection, ScriptHost, State, Viewer,
+    Action, EventKind, Kernel, Outcome, RejectCode, Rejection, ScriptHost, State, Viewer,
 };
 use digipology_lua::LuaHost;
 use serde_json::{json, Value};
 
 use crate::jsonl::{Line, Lines, INPUT_BUFFER_BYTES, LINE_BYTES_MAX};
 use crate::record::{self, Given, RECORD_VERSION};
+
+/// The script host of a room whose game has no scripts: no guard, no
+/// handler — and a timer that fires (one a save game or an edited state
+/// brought along) is the script error it is in a game with scripts whose
+/// callback is gone, not a fire that nothing heard.
+#[derive(Clone, Copy, Debug, Default)]
+struct Scriptless;
+
+impl ScriptHost for Scriptless {
+    fn wants_event(&mut self, event_type: &'static str) -> bool {
+        event_type == "timer.fired"
+    }
+
+    fn on_event(
+        &mut self,
+        _ctx: &mut digipology_kernel::ScriptCtx<'_, '_>,
+        event: &digipology_kernel::Event,
+    ) -> Result<(), digipology_kernel::ScriptFailure> {
+        let EventKind::TimerFired { target, .. } = &event.kind else {
+            return Ok(());
+        };
+        Err(digipology_kernel::ScriptFailure {
+            script_id: target.script_id.clone(),
+            binding_id: target.binding_id.clone(),
+            function: target.callback.clone(),
+            line: None,
+            message: format!(
+                "callback '{}': script \"{}\" binding \"{}\" no longer exists (the game has no scripts)",
+                target.callback, target.script_id, target.binding_id
+            ),
+            kind: digipology_kernel::ScriptErrorKind::Runtime,
+        })
+    }
+}
 
 /// Where a room's notices go (script `print` lines, bounds reached).
 pub type NoticeHook = Box<dyn FnMut(&str)>;
@@ -68,7 +102,7 @@ pub struct Room {
     /// `run_lines` flushes per batch of input instead).
     flush_each: bool,
     pub(crate) scripts: Option<Box<LuaHost>>,
-    no_scripts: NoScripts,
+    no_scripts: Scriptless,
     pub(crate) clock: i64,
     due: BTreeSet<(i64, String)>,
     due_of: BTreeMap<String, i64>,
@@ -132,7 +166,7 @@ impl Room {
         Room {
             kernel: Kernel::new(state),
             scripts,
-            no_scripts: NoScripts,
+            no_scripts: Scriptless,
             clock: 0,
             due: BTreeSet::new(),
             due_of: BTreeMap::new(),

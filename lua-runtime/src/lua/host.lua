@@ -49,7 +49,8 @@ function P.new_env(spec)
       local n = select("#", ...)
       local parts = {}
       for i = 1, n do parts[i] = safe_tostring((select(i, ...))) end
-      core.log(script_id, concat(parts, "\t"))
+      -- The line is charged for its bytes like any string work.
+      core.log(script_id, charge_results(concat(parts, "\t")))
     end,
     load = function(chunk, name, mode, chunk_env)
       if type(chunk) ~= "string" then
