@@ -1,6 +1,6 @@
 //! The room's byte budget (docs/lua-api.md, The byte budget): how many
 //! bytes the canonical state holds, by one simple measure, kept up to date
-//! by every transaction (`Txn`) and bounded by [`Limits::bytes_max`]
+//! by every transaction (`Txn`) and bounded by [`crate::Limits::bytes_max`]
 //! (`crate::Limits`).
 //!
 //! The measure: every value counts [`VALUE_BYTES`], plus its string's
