@@ -33,6 +33,9 @@ local digits = string.rep("7", 199)
 local hexdigits = "0x" .. string.rep("f", 197)
 local long = string.rep("ab", 50000)
 local long2 = string.rep("ab", 49999) .. "ac"
+local long3 = string.rep("ab", 50000)
+local keyed = {[long] = true}
+local nuls, nuls2 = string.rep("\0", 100000), string.rep("\0", 100000)
 local bytes = {}
 for i = 1, 10000 do bytes[i] = 65 + i % 26 end
 local ustr = string.rep("é", 5000)
@@ -112,6 +115,10 @@ const CASES: &[(&str, &str)] = &[
     ("string.sub, 100 kB", "string.sub(long, 2, -2)"),
     ("long == long, 100 kB", "local b = long == long2"),
     ("long < long, 100 kB", "local b = long < long2"),
+    ("long == long, equal 100 kB", "local b = long == long3"),
+    ("rawequal, equal 100 kB", "local b = rawequal(long, long3)"),
+    ("t[k], an equal 100 kB key", "local b = keyed[long3]"),
+    ("'\\0' strings <, 100 kB", "local b = nuls < nuls2"),
     (
         "string.pack 1000 items",
         "string.pack(string.rep('i4', 1000), table.unpack(big, 1, 1000))",
@@ -149,6 +156,11 @@ const CASES: &[(&str, &str)] = &[
         "storage.list = {table.unpack(big, 1, 1000)}",
     ),
     ("storage read of a 1000-item list", "STORAGE"),
+    ("storage write of a 100 kB string", "storage.s = long"),
+    (
+        "refused storage write over 1000 values",
+        "if not storage.l then storage.l = {table.unpack(big, 1, 1000)} end pcall(function() storage.l = print end)",
+    ),
     (
         "timer.after with 1000 values of data",
         "timer.after(1, 'noop', {table.unpack(big, 1, 1000)})",

@@ -147,6 +147,13 @@ fn hostile(dir: &Path, id: &str, script: &str) -> PathBuf {
         "local loads = (storage and 0) or 0\nreturn { made = {} }\n",
     )
     .expect("helper.lua");
+    // A module whose body runs until the budget stops it, unless a
+    // handler set a limit first.
+    std::fs::write(
+        game.join("scripts/slow.lua"),
+        "for i = 1, (storage.limit or 1e15) do end\nreturn {}\n",
+    )
+    .expect("slow.lua");
     game
 }
 
@@ -221,6 +228,38 @@ const HOSTILE: &[(&str, &str)] = &[
            local t = {} for i = 1, 1000 do t[i] = tostring(i) .. seat end\n\
            return {n = #list}\n\
          end\n",
+    ),
+    (
+        "coroutine-close",
+        // A coroutine made and suspended at load: a read may not close it.
+        "local co = coroutine.create(function() coroutine.yield() end)\n\
+         coroutine.resume(co)\n\
+         function on_button_pressed(e) storage.s = coroutine.status(co) end\n\
+         function observe(seat) pcall(coroutine.close, co) return {} end\n",
+    ),
+    (
+        "length-hint",
+        // Where `#` lands in a table with holes depends on a hint the
+        // table keeps: a read's `#` must not move it.
+        "local t = {1, 2, 3, 4, 5, 6, 7, 8}\n\
+         function on_button_pressed(e)\n\
+           if e.data.entityId == 'press' then\n\
+             if not storage.cut then t[6], t[7], t[8] = nil, nil, nil storage.cut = true end\n\
+           else t[2], t[3], t[4] = nil, nil, nil storage.n = #t end\n\
+         end\n\
+         function observe(seat) return {n = #t, third = t[3]} end\n",
+    ),
+    (
+        "require-stopped",
+        // A read stopped by its budget inside a module's body: the module
+        // must not stay marked as loading (a handler's require would then
+        // fail as a loop).
+        "function on_button_pressed(e)\n\
+           storage.limit = 10\n\
+           local ok, err = pcall(require, 'slow')\n\
+           storage.ok = ok and 'yes' or tostring(err)\n\
+         end\n\
+         function observe(seat) require('slow') return {} end\n",
     ),
     (
         "metatable-and-rawset",

@@ -315,3 +315,123 @@ fn a_byte_hoarding_game_is_refused_and_the_server_lives_under_an_address_space_l
         Some(json!("ok"))
     );
 }
+
+/// A long match is not a stalled one: each logged input has the allowance
+/// when the log is replayed, never the whole log one allowance. Three
+/// hundred presses of a few milliseconds each replay in far more than the
+/// 100 ms allowance, each far below it; after `kill -9` the match comes
+/// back and is played on.
+#[test]
+fn a_long_match_comes_back_though_its_whole_replay_outlasts_the_allowance() {
+    let dir = scratch("isolation-long");
+    let button = json!({"id": "work", "components": {"button": {}}});
+    let game = serving::two_seat_game(
+        &dir,
+        "slow",
+        vec![button],
+        "function on_button_pressed(e)\n\
+           for i = 1, 60000 do local t = {} end\n\
+           storage.n = (storage.n or 0) + 1\n\
+         end\n",
+    );
+    let games = [game];
+    let extra = [
+        "--room-threads",
+        "1",
+        "--room-stall-ms",
+        STALL_MS,
+        "--burst",
+        "1000",
+    ];
+    let mut server = Server::start(&games, &dir.join("data"), &extra);
+    let addr = server.addr.clone();
+    let mut a = Client::enqueue(&addr, "slow", "ann");
+    let _b = Client::enqueue(&addr, "slow", "bob");
+    for n in 0..300 {
+        let r = a.act(&press("work"));
+        assert_eq!(r["accepted"], true, "press {n}: {r}");
+    }
+    server.kill();
+    let mut again = Server::start(&games, &dir.join("data"), &extra);
+    a.addr = again.addr.clone();
+    let r = a.act(&press("work"));
+    assert_eq!(r["accepted"], true, "{r}\n{}", again.stderr());
+    let row = result_of(&again.addr, &a.match_id);
+    assert_eq!(row["status"], "running", "{row}");
+    assert!(
+        !again.stderr().contains("stalled"),
+        "the replay was taken for a stall: {}",
+        again.stderr()
+    );
+    assert!(again.alive());
+}
+
+/// A game without a match contract has no result to end on when it
+/// stalls: its room is rolled back and its scripts stopped, and it waits
+/// for nothing — a timer armed before the stall does not fire on the
+/// stopped scripts (a failure logged then would not replay after a
+/// restart). After `kill -9` the room is built from its log, serves, and
+/// its timer fires for real.
+#[test]
+fn a_stalled_game_without_a_match_fires_nothing_until_it_restarts() {
+    let dir = scratch("isolation-nomatch");
+    let game = dir.join("loose");
+    std::fs::create_dir_all(game.join("scripts")).expect("dirs");
+    let button = |id: &str| json!({"id": id, "components": {"button": {}}});
+    let manifest = json!({
+        "id": "loose", "name": "loose", "version": "1.0.0", "kernelVersion": 1,
+        "seats": ["a", "b"],
+        "limits": {"instructionsMax": 100_000_000},
+        "entities": [button("arm"), {"id": "fuse", "components": {"counter": {}}},
+                     {"id": "ticks", "components": {"counter": {}}}],
+        "scripts": [{"id": "main", "file": "scripts/main.lua", "bindings": [{"id": "global"}]}]
+    });
+    std::fs::write(game.join("game.json"), manifest.to_string()).expect("game.json");
+    std::fs::write(
+        game.join("scripts/main.lua"),
+        "function on_button_pressed(e) timer.after(400, 'tick') end\n\
+         function on_counter_changed(e)\n\
+           if e.data.entityId == 'fuse' and e.data.value >= 5 then while true do local t = {} end end\n\
+         end\n\
+         function tick() game.entity('ticks'):add(7) end\n",
+    )
+    .expect("main.lua");
+    let games = [game];
+    let extra = ["--room-threads", "1", "--room-stall-ms", STALL_MS];
+    let mut server = Server::start(&games, &dir.join("data"), &extra);
+    let addr = server.addr.clone();
+    let mut a = Client::enqueue(&addr, "loose", "ann");
+    let _b = Client::enqueue(&addr, "loose", "bob");
+    let armed = a.act(&press("arm"));
+    assert_eq!(armed["accepted"], true, "{armed}");
+    // Only an add of five or more sets the fuse off: the dry runs that list a
+    // seat's legal actions try adds of one.
+    let boom = json!({"type": "counter.add", "payload": {"entityId": "fuse", "amount": 5}});
+    let body = json!({"clientActionId": "boom", "action": boom}).to_string();
+    let path = format!("/matches/{}/actions", a.match_id);
+    let r = request(
+        &addr,
+        "POST",
+        &path,
+        a.token.as_deref(),
+        Some(body.as_bytes()),
+    );
+    assert_eq!(r.status, 409, "{}", String::from_utf8_lossy(&r.body));
+    // Well past the timer: nothing fired on the stopped scripts.
+    std::thread::sleep(Duration::from_millis(1000));
+    let seen = a.observe(None);
+    assert_eq!(ticks(&seen), Some(0), "{seen}");
+
+    server.kill();
+    let mut again = Server::start(&games, &dir.join("data"), &extra);
+    a.addr = again.addr.clone();
+    eventually("the timer fires after the restart", &again, || {
+        ticks(&a.observe(None)) == Some(7)
+    });
+    assert!(again.alive(), "{}", again.stderr());
+}
+
+/// The `ticks` counter's value in an observation.
+fn ticks(seen: &Value) -> Option<i64> {
+    seen["view"]["entities"]["ticks"]["components"]["counter"]["value"].as_i64()
+}

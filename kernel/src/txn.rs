@@ -19,6 +19,10 @@ use crate::transform::Transform;
 use crate::undo::{set_member, Undo};
 use crate::value::Value;
 
+/// Bytes of an entity copied per element of work when a change snapshots
+/// it ([`Txn::entity_mut`]).
+const SNAPSHOT_BYTES_PER_WORK: u64 = 64;
+
 /// Bounds the kernel enforces on event cascades.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -382,7 +386,12 @@ impl<'s> Txn<'s> {
     /// Mutable access to a whole entity, snapshotting it first. Use the
     /// narrow setters below on hot paths.
     pub(crate) fn entity_mut(&mut self, key: EntityKey) -> Option<&mut Entity> {
-        let snapshot = Box::new(self.state.get(key)?.clone());
+        let entity = self.state.get(key)?;
+        // The snapshot copies the whole entity, its props and text too: it
+        // is work by its bytes (charged to a script that asked for it).
+        let bytes = crate::bytes::entity_bytes(entity) / SNAPSHOT_BYTES_PER_WORK;
+        let snapshot = Box::new(entity.clone());
+        self.add_work(usize::try_from(bytes).unwrap_or(usize::MAX));
         self.remeasure_later(key);
         self.undo.push(Undo::Entity(key, snapshot));
         self.state.entity_mut(key)

@@ -130,7 +130,8 @@ impl Call<'_, '_, '_> {
         let out = crate::convert::metered(values_max, affordable, bytes_max, f);
         let cost = u64::try_from(out.values)
             .unwrap_or(u64::MAX)
-            .saturating_mul(CONVERT_COST);
+            .saturating_mul(CONVERT_COST)
+            .saturating_add(crate::convert::text_cost(out.bytes));
         if out.budget_bound || !self.shared.charge_copy(cost) {
             let _ = self.shared.charge_copy(u64::MAX);
             return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));

@@ -90,6 +90,16 @@ pub const VALUE_BYTES: usize = 16;
 /// host does with the value after (benches/charges.rs).
 pub const CONVERT_COST: u64 = 32;
 
+/// Bytes of text handed to the host per instruction charged, besides
+/// [`CONVERT_COST`] per value: the host checks text is UTF-8 and copies
+/// it, once or twice, wherever it goes.
+pub const TEXT_BYTES_PER_INSTRUCTION: usize = 16;
+
+/// What `bytes` of text handed to the host cost, in instructions.
+pub fn text_cost(bytes: usize) -> u64 {
+    u64::try_from(bytes / TEXT_BYTES_PER_INSTRUCTION).unwrap_or(u64::MAX)
+}
+
 /// Counts `extra` bytes toward the running conversion's byte limit.
 fn add_bytes(extra: usize) -> Result<(), String> {
     let total = BYTES.with(|b| {
@@ -114,6 +124,8 @@ pub struct Converted<T> {
     pub result: Result<T, String>,
     /// Values written (what the conversion is charged for).
     pub values: usize,
+    /// Bytes written (their text is charged too: [`text_cost`]).
+    pub bytes: usize,
     /// The budget, not a size limit, stopped it.
     pub budget_bound: bool,
 }
@@ -135,11 +147,13 @@ pub fn metered<T>(
     BUDGET_BOUND.with(|b| b.set(bound));
     let result = f();
     let values = VALUES.with(std::cell::Cell::get);
+    let bytes = BYTES.with(std::cell::Cell::get);
     LIMIT.with(|l| l.set(VALUES_MAX));
     BYTES_LIMIT.with(|l| l.set(usize::MAX));
     Converted {
         result,
         values,
+        bytes,
         budget_bound: bound && values > affordable,
     }
 }

@@ -637,7 +637,8 @@ impl LuaHost {
         });
         let cost = u64::try_from(out.values)
             .unwrap_or(u64::MAX)
-            .saturating_mul(CONVERT_COST);
+            .saturating_mul(CONVERT_COST)
+            .saturating_add(crate::convert::text_cost(out.bytes));
         if out.budget_bound || !self.shared.charge_copy(cost) {
             let _ = self.shared.charge_copy(u64::MAX);
             return Err((

@@ -109,6 +109,12 @@ pub struct LuaHost {
     /// those of the top-level nodes the roots keep, a list the prelude
     /// keeps (`forget_storage_nodes`).
     pub(crate) storage_caches: Table,
+    /// Each binding's modules being loaded (`host.lua`, `LOADING`):
+    /// emptied before a call when the last one was stopped (by its budget
+    /// or the watchdog), which may have been inside a module's body.
+    pub(crate) loading: Table,
+    /// The last call was stopped: `loading` may hold a module it left.
+    pub(crate) stopped_last: std::cell::Cell<bool>,
     /// The match step built around the game's functions (on first use).
     pub(crate) stepper: std::cell::RefCell<Option<Stepper>>,
     /// The last match step's answers, when they can be reused.
@@ -154,6 +160,7 @@ impl LuaHost {
         // left of its budget. (The prelude's `forget` empties every
         // storage read cache as it drops the nodes the roots kept.)
         self.reset_budget();
+        self.stopped_last.set(true);
         self.forget_call.call::<()>(())
     }
 
@@ -241,7 +248,18 @@ impl LuaHost {
         if read_only {
             self.shared.read_only(true);
         }
+        if self.stopped_last.replace(false) {
+            // No Lua runs: the budget is not touched.
+            for t in self.loading.sequence_values::<Table>() {
+                if let Err(e) = t.and_then(|t| t.clear()) {
+                    return Err((e.to_string(), None, ScriptErrorKind::Runtime));
+                }
+            }
+        }
         let result = self.slot.enter(&mut call, invoke);
+        if self.shared.exhausted.get() {
+            self.stopped_last.set(true);
+        }
         if read_only {
             self.shared.read_only(false);
         }

@@ -352,9 +352,17 @@ impl Call<'_, '_, '_> {
         // its call, its write, the one value it converts), so a write costs
         // the same whichever path takes it.
         self.shared.note_native();
-        let cost = WRITE_CHARGE
+        // Text is charged by its bytes too, as a conversion charges it.
+        let text = match (&key, &value) {
+            (Key::Str(k), Scalar::Str(v)) => k.len().saturating_add(v.len()),
+            (Key::Str(k), _) => k.len(),
+            (_, Scalar::Str(v)) => v.len(),
+            _ => 0,
+        };
+        let cost = (WRITE_CHARGE
             + crate::errors::NATIVE_CALL_COST
-            + i64::try_from(crate::convert::CONVERT_COST).unwrap_or(i64::MAX);
+            + i64::try_from(crate::convert::CONVERT_COST).unwrap_or(i64::MAX))
+        .saturating_add(i64::try_from(crate::convert::text_cost(text)).unwrap_or(i64::MAX));
         if self.charge_storage(cost).is_err() {
             return Wrote::Budget;
         }
@@ -399,13 +407,25 @@ impl Call<'_, '_, '_> {
         let runtime = |m: String| (m, "runtime");
         let path = path().map_err(runtime)?;
         // The value may hold what the byte budget has left, plus what it
-        // replaces.
-        let replaced = self
+        // replaces. Walking what it replaces is charged first, refused or
+        // not: a script could otherwise make every refused write walk a
+        // big table for the price of a call.
+        let (replaced, old) = match self
             .state()
             .storage()
             .get(script)
             .and_then(|r| walk(r, &path))
-            .map_or(0, crate::convert::bytes_of_value);
+        {
+            Some(prev) => {
+                let mut n = 0u64;
+                count_values(prev, &mut n, u64::MAX);
+                (crate::convert::bytes_of_value(prev), n)
+            }
+            None => (0, 0),
+        };
+        if !self.shared.charge_copy(old.saturating_mul(WALK_COST)) {
+            return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));
+        }
         let bytes_max = self.bytes_left().saturating_add(replaced);
         let value = value(self, bytes_max)
             .map_err(|(m, kind)| (format!("storage cannot hold this value: {m}"), kind))?;
@@ -435,10 +455,6 @@ impl Call<'_, '_, '_> {
             count_values(current, &mut n, u64::MAX);
             n
         });
-        let mut old = 0u64;
-        if let Some(prev) = walk(current, &path) {
-            count_values(prev, &mut old, u64::MAX);
-        }
         let mut new = 0u64;
         if let Some(v) = &value {
             count_values(v, &mut new, u64::MAX);
@@ -561,6 +577,10 @@ pub const STORAGE_VALUES_MAX: u64 = 1_000_000;
 
 /// Instructions charged for each value copied out of storage.
 const COPY_COST: u64 = 100;
+
+/// Instructions charged per value a write replaces (walked to measure
+/// it before the new value is made).
+const WALK_COST: u64 = 2;
 
 /// Counts the values in `v` (into `nodes`) and checks its nesting fits
 /// under [`DEPTH_MAX`] from `depth`; stops as soon as `nodes` passes

@@ -324,6 +324,14 @@ impl Call<'_, '_, '_> {
                     field_value(v, resolve)
                 })
             }
+            LuaValue::String(s) => {
+                // Text is charged by its bytes, like text in a table.
+                let cost = crate::convert::text_cost(s.as_bytes().len());
+                if !self.shared.charge_copy(cost) {
+                    return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));
+                }
+                field_value(v, &|_, _| None).map_err(|m| (m, "runtime"))
+            }
             _ => field_value(v, &|_, _| None).map_err(|m| (m, "runtime")),
         }
     }

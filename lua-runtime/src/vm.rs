@@ -85,6 +85,8 @@ impl LuaHost {
             match_stepper: get("match_stepper")?,
             forget_call: get("forget")?,
             storage_caches: prelude.get::<Table>("storage_caches").map_err(internal)?,
+            loading: prelude.get::<Table>("loading").map_err(internal)?,
+            stopped_last: std::cell::Cell::new(false),
             stepper: std::cell::RefCell::default(),
             step_memo: std::cell::RefCell::default(),
             next_read_only: std::cell::Cell::new(false),

@@ -63,8 +63,13 @@ fn rounds(setup: &str, body: &str, kind: &'static str, limits: Limits) -> i64 {
 }
 
 fn budget(body: &str) -> i64 {
+    budget_with("", body)
+}
+
+/// [`budget`] after `setup`.
+fn budget_with(setup: &str, body: &str) -> i64 {
     rounds(
-        "",
+        setup,
         body,
         "budget",
         Limits {
@@ -134,15 +139,7 @@ fn numbers_and_text_are_charged_by_their_digits() {
         ("string.format('%.99f', 1e308)", 1_000),
         ("tostring(1.5)", 60),
     ] {
-        let n = rounds(
-            digits,
-            body,
-            "budget",
-            Limits {
-                instructions_max: BUDGET,
-                ..Limits::default()
-            },
-        );
+        let n = budget_with(digits, body);
         assert!(n <= at_most(charge), "{body}: {n} rounds");
     }
 }
@@ -153,15 +150,7 @@ fn tables_that_rehash_at_every_insert_are_charged_for_it() {
     // every insert: each is charged for the table's size.
     let setup = "local t = {} for i = 1, 2^17 do t[i * 2^17] = true end";
     let body = "t[rounds.n * 2^17] = nil t[rounds.n * 2^17 + 2^34] = true";
-    let n = rounds(
-        setup,
-        body,
-        "budget",
-        Limits {
-            instructions_max: BUDGET,
-            ..Limits::default()
-        },
-    );
+    let n = budget_with(setup, body);
     assert!(n <= at_most(20_000), "{n} rounds");
 }
 
@@ -225,15 +214,7 @@ fn subcommands_are_charged_for_the_kernel_work() {
 
 #[test]
 fn printing_copies_only_what_it_keeps_and_is_charged_for_the_rest() {
-    let n = rounds(
-        "local s = string.rep('x', 10000000)",
-        "print(s)",
-        "budget",
-        Limits {
-            instructions_max: BUDGET,
-            ..Limits::default()
-        },
-    );
+    let n = budget_with("local s = string.rep('x', 10000000)", "print(s)");
     // Ten megabytes a line: charged at least a megabyte's worth a round.
     assert!(n <= at_most(1_000_000), "{n} rounds");
 }
@@ -301,4 +282,63 @@ fn a_module_that_requires_itself_is_a_clear_error() {
         );
         still_serving(&mut k, &mut host);
     }
+}
+
+#[test]
+fn long_strings_compared_are_charged_by_their_bytes() {
+    // Two equal megabyte strings that are different objects: every
+    // comparison reads both to the end — `==`, `rawequal` and a table
+    // lookup alike (the last two with no state at hand: what they owe
+    // brings the budget's check to the next instruction). A string of
+    // '\0's is a megabyte of one-byte segments for `<`.
+    let setup = "local a = string.rep('x', 1 << 20)\n\
+                 local b = string.rep('x', 1 << 20)\n\
+                 local keyed = {[a] = true}\n\
+                 local z1, z2 = string.rep('\\0', 1 << 20), string.rep('\\0', 1 << 20)";
+    for (body, charge) in [
+        ("local _ = (a == b)", 10_000),
+        ("local _ = rawequal(a, b)", 10_000),
+        ("local _ = keyed[b]", 10_000),
+        ("local _ = z1 < z2", 1_000_000),
+        ("local _ = z1 <= z2", 1_000_000),
+    ] {
+        let n = budget_with(setup, body);
+        assert!(n <= at_most(charge), "{body}: {n} rounds");
+    }
+}
+
+#[test]
+fn text_handed_to_the_host_is_charged_by_its_bytes() {
+    // A megabyte of text a round, written where the host copies it.
+    let setup = "local s = string.rep('x', 1 << 20)";
+    for body in [
+        "storage.x = s",
+        "storage.t = {s}",
+        // Refused (text holds at most 4 kB), after the host read it.
+        "pcall(function() game.entity('sign'):set_text(s) end)",
+    ] {
+        let n = budget_with(setup, body);
+        assert!(n <= at_most(60_000), "{body}: {n} rounds");
+    }
+}
+
+#[test]
+fn a_refused_storage_write_is_charged_for_what_it_would_replace() {
+    // A big table in storage, then writes of it that are refused (a
+    // function has no stored form) but measure what they would replace.
+    let body = "if not storage.big then\n\
+                  local t = {} for i = 1, 200000 do t[i] = i end storage.big = t\n\
+                end\n\
+                pcall(function() storage.big = print end)";
+    let n = rounds(
+        "",
+        body,
+        "budget",
+        Limits {
+            instructions_max: 50_000_000,
+            ..Limits::default()
+        },
+    );
+    // Each refused write walks 200,000 values, two instructions each.
+    assert!(n <= 50_000_000 / 400_000 + 1, "{n} rounds");
 }

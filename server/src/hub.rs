@@ -616,6 +616,7 @@ impl Hub {
             crate::live::Unreplayed::Hash { seq, .. } => unreplayable(format!(
                 "sequence {seq} does not reach the logged state (the game's files changed since)"
             )),
+            e @ crate::live::Unreplayed::Stalled(_) => unreplayable(e.to_string()),
         })?;
         let observation = shown.unwrap_or_else(|| room.observation_at(viewer, room.clock()));
         Ok(json!({"seq": observation["seq"], "last": last, "observation": observation}))

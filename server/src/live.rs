@@ -258,6 +258,30 @@ pub enum Unreplayed {
         got: String,
         said: String,
     },
+    /// Line `n` ran longer than the server's allowance and the watchdog
+    /// stopped it (docs/server.md, A game that stalls).
+    Stalled(usize),
+}
+
+impl std::fmt::Display for Unreplayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreplayed::Line(n, e) => write!(f, "log line {n}: {e}"),
+            Unreplayed::Hash {
+                line,
+                seq,
+                got,
+                said,
+            } => write!(
+                f,
+                "log line {line} (sequence {seq}): the state hash is {got}, the log says {said}"
+            ),
+            Unreplayed::Stalled(n) => write!(
+                f,
+                "log line {n}: the game stalled replaying it (it ran longer than the server's allowance)"
+            ),
+        }
+    }
 }
 
 /// Replays a match's log lines into `room` (its own timers held back: the
@@ -274,10 +298,21 @@ pub fn replay_log(
     mut each: impl FnMut(&mut Room, u64),
 ) -> Result<(), Unreplayed> {
     room.autofire = false;
+    // On a room thread, each line has the allowance an input has — never
+    // the whole log one allowance (a long match would never come back).
+    let slot = crate::hub::room_slot();
+    let switch = room.interrupt();
     for (n, line) in lines.iter().enumerate() {
-        let said = room
-            .replay_line(line, &mut std::io::sink())
-            .map_err(|e| Unreplayed::Line(n, e.to_string()))?;
+        let busy = match (&slot, &switch) {
+            (Some(slot), Some(switch)) => Some(slot.enter(switch.clone())),
+            _ => None,
+        };
+        let replayed = room.replay_line(line, &mut std::io::sink());
+        drop(busy);
+        if room.interrupted() {
+            return Err(Unreplayed::Stalled(n));
+        }
+        let said = replayed.map_err(|e| Unreplayed::Line(n, e.to_string()))?;
         if verify {
             let got = room.kernel().state_hash();
             if got != said.hash {
@@ -436,12 +471,7 @@ impl Live {
             .lines;
         let mut room = crate::hub::build(&self.game, &self.header, Shared(self.record.clone()))?;
         room.keep_events();
-        replay_log(&mut room, &lines, true, |_, _| {}).map_err(|e| match e {
-            Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
-            Unreplayed::Hash { line, seq, .. } => {
-                format!("log line {line} (sequence {seq}): its state hash differs")
-            }
-        })?;
+        replay_log(&mut room, &lines, true, |_, _| {}).map_err(|e| e.to_string())?;
         // Those events were published when they happened; what the stalled
         // input made was never published.
         room.take_events();
@@ -489,20 +519,11 @@ impl Live {
                 e
             }
         };
-        self.on_room(|room| replay_log(room, lines, true, |_, _| {}))?
-            .map_err(|e| {
-                hint(match e {
-                    Unreplayed::Line(n, e) => format!("log line {n}: {e}"),
-                    Unreplayed::Hash {
-                        line,
-                        seq,
-                        got,
-                        said,
-                    } => format!(
-                "log line {line} (sequence {seq}): the state hash is {got}, the log says {said}"
-            ),
-                })
-            })?;
+        // Each line is watched on its own (`replay_log`).
+        replay_log(&mut self.room, lines, true, |_, _| {}).map_err(|e| match e {
+            Unreplayed::Stalled(_) => Halt::Fatal(e.to_string()),
+            e => Halt::Fatal(hint(e.to_string())),
+        })?;
         self.record.borrow_mut().clear();
         self.next_line = u64::try_from(lines.len()).unwrap_or(u64::MAX);
         self.acks = acks
@@ -533,7 +554,10 @@ impl Live {
         if self.finished {
             return Some(self.idle_since + FINISHED_IDLE);
         }
-        if self.full() {
+        if self.full() || self.disabled {
+            // A stalled game's room waits for nothing: its timers would
+            // only fail on the stopped scripts and log what a restart
+            // could not replay (docs/server.md, A game that stalls).
             return None;
         }
         let due = self.room.next_due().map(|at| self.instant_of(at));
@@ -681,6 +705,11 @@ impl Live {
                 let (n, why) = match e {
                     Unreplayed::Line(n, why) => (n, why),
                     Unreplayed::Hash { line, .. } => (line, "its state differs".to_owned()),
+                    Unreplayed::Stalled(n) => (
+                        n,
+                        "the game stalled replaying it (it ran longer than the server's allowance)"
+                            .to_owned(),
+                    ),
                 };
                 format!("the new game.json cannot replay this match (input {n}): {why}")
             })?;
@@ -817,7 +846,7 @@ impl Live {
     /// room clock moves only with logged inputs: a replay reaches the same
     /// clock at every line.
     async fn catch_up(&mut self) -> Step<()> {
-        if self.finished || self.full() {
+        if self.finished || self.full() || self.disabled {
             return Ok(());
         }
         if self.room.next_due().is_some_and(|at| at <= self.now()) {
@@ -838,7 +867,7 @@ impl Live {
 
     /// Timers, match expiries and disconnect graces that are due.
     async fn wake(&mut self) -> Step<()> {
-        if self.finished || self.full() {
+        if self.finished || self.full() || self.disabled {
             return Ok(());
         }
         let now = Instant::now();

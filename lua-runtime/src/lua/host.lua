@@ -18,6 +18,11 @@ local P = {}
 -- What each binding's `require` had loaded when its script finished
 -- loading: a room starting another match puts it back (P.forget).
 local REQUIRE_RESETS = {}
+-- Every binding's `loading` table (below). A call the budget (or the
+-- server's watchdog) stopped inside a module's body could not mark it
+-- loaded no more: the host empties them all before the next call
+-- (host.rs, `LuaHost::call`), with no Lua run.
+local LOADING = {}
 
 -- A fresh environment for one binding. `spec` = {script, binding, file,
 -- entity_id, entity_key, require}.
@@ -28,6 +33,7 @@ function P.new_env(spec)
   -- requires itself, directly or round a loop, is an error, not a
   -- recursion as deep as the C stack).
   local cache, loading = mark_system({}), mark_system({})
+  LOADING[#LOADING + 1] = loading
   local base = {
     assert = assert, error = error, ipairs = raw_ipairs, next = safe_next, pairs = sorted_pairs,
     pcall = safe_pcall, xpcall = safe_xpcall, rawequal = rawequal, rawget = rawget,
@@ -307,6 +313,7 @@ end
 -- The read caches of `storage`, which the host empties (host.rs,
 -- `LuaHost::call`).
 P.storage_caches = STORAGE_CACHES
+P.loading = LOADING
 
 function P.forget()
   for _, reset in raw_ipairs(REQUIRE_RESETS) do reset() end

@@ -17,9 +17,11 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+#include "lstate.h"  /* Digipology: a coroutine's epoch (luaB_close) */
+#include "lvm.h"
+
 /* Digipology: moving values between a coroutine and its resumer costs
    their number (lvm.c) */
-LUAI_FUNC void luaV_digicharge (lua_State *L, size_t units);
 #define DIGI_FREE_VALUES 8
 #define digi_values(L,n) \
   { if ((n) > DIGI_FREE_VALUES) luaV_digicharge(L, (size_t)(n) / 2); }
@@ -179,6 +181,9 @@ static int luaB_corunning (lua_State *L) {
 static int luaB_close (lua_State *L) {
   lua_State *co = getco(L);
   int status = auxstatus(L, co);
+  /* Digipology: closing a coroutine changes it (a read-only call may not
+     close one made before it, as it may not resume one) */
+  luaV_digicheckwrite(L, co->digi_epoch);
   switch (status) {
     case COS_DEAD: case COS_YIELD: {
       status = lua_closethread(co, L);

@@ -165,6 +165,7 @@ LUA_API void lua_digisetdead (lua_State *L, int dead) {
   if (!dead) {
     luaV_digiforgive();  /* a new call owes nothing */
     G(L)->digi_unrun = 0;
+    luaV_digiro = G(L)->digi_ro;  /* this state's, on this thread */
   }
   if (dead && L->hookcount > 1)
     L->hookcount = 1;
@@ -180,6 +181,7 @@ LUA_API void lua_digireadonly (lua_State *L, int on) {
   global_State *g = G(L);
   g->digi_epoch++;
   g->digi_ro = on ? g->digi_epoch : 0;
+  luaV_digiro = g->digi_ro;
 }
 
 

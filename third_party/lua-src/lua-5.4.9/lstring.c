@@ -20,6 +20,7 @@
 #include "lobject.h"
 #include "lstate.h"
 #include "lstring.h"
+#include "lvm.h"
 
 
 /*
@@ -34,9 +35,14 @@
 int luaS_eqlngstr (TString *a, TString *b) {
   size_t len = a->u.lnglen;
   lua_assert(a->tt == LUA_VLNGSTR && b->tt == LUA_VLNGSTR);
-  return (a == b) ||  /* same instance or... */
-    ((len == b->u.lnglen) &&  /* equal length and ... */
-     (memcmp(getlngstr(a), getlngstr(b), len) == 0));  /* equal contents */
+  if (a == b)  /* same instance */
+    return 1;
+  if (len != b->u.lnglen)
+    return 0;
+  /* Digipology: comparing the contents costs their bytes (owed: a
+     table's lookup and 'rawequal' have no state at hand; lvm.c) */
+  luaV_digiowe(NULL, len / 64);
+  return memcmp(getlngstr(a), getlngstr(b), len) == 0;  /* equal contents */
 }
 
 

@@ -38,6 +38,14 @@
 #include "ltable.h"
 #include "lvm.h"
 
+/*
+** Digipology: a table a read-only call may not change (lstate.h) keeps
+** its length hint ('alimit') as it was: where '#' of a table with holes
+** lands depends on it, so a read must not move it.
+*/
+#define digi_hintfrozen(t) \
+  (luaV_digiro != 0 && (t)->digi_epoch != 0 && (t)->digi_epoch < luaV_digiro)
+
 
 /*
 ** MAXABITS is the largest integer such that MAXASIZE fits in an
@@ -755,7 +763,8 @@ const TValue *luaH_getint (Table *t, lua_Integer key) {
     return &t->array[key - 1];
   else if (!isrealasize(t) &&  /* key still may be in the array part? */
            (((l_castS2U(key) - 1u) & ~(alimit - 1u)) < alimit)) {
-    t->alimit = cast_uint(key);  /* probably '#t' is here now */
+    if (!digi_hintfrozen(t))  /* Digipology */
+      t->alimit = cast_uint(key);  /* probably '#t' is here now */
     return &t->array[key - 1];
   }
   else {  /* key is not in the array part; check the hash */
@@ -944,11 +953,12 @@ static unsigned int binsearch (const TValue *array, unsigned int i,
 */
 lua_Unsigned luaH_getn (Table *t) {
   unsigned int limit = t->alimit;
+  int frozen = digi_hintfrozen(t);  /* Digipology */
   if (limit > 0 && isempty(&t->array[limit - 1])) {  /* (1)? */
     /* there must be a boundary before 'limit' */
     if (limit >= 2 && !isempty(&t->array[limit - 2])) {
       /* 'limit - 1' is a boundary; can it be a new limit? */
-      if (ispow2realasize(t) && !ispow2(limit - 1)) {
+      if (!frozen && ispow2realasize(t) && !ispow2(limit - 1)) {
         t->alimit = limit - 1;
         setnorealasize(t);  /* now 'alimit' is not the real size */
       }
@@ -957,7 +967,7 @@ lua_Unsigned luaH_getn (Table *t) {
     else {  /* must search for a boundary in [0, limit] */
       unsigned int boundary = binsearch(t->array, 0, limit);
       /* can this boundary represent the real size of the array? */
-      if (ispow2realasize(t) && boundary > luaH_realasize(t) / 2) {
+      if (!frozen && ispow2realasize(t) && boundary > luaH_realasize(t) / 2) {
         t->alimit = boundary;  /* use it as the new limit */
         setnorealasize(t);
       }
@@ -975,7 +985,8 @@ lua_Unsigned luaH_getn (Table *t) {
       /* there must be a boundary in the array after old limit,
          and it must be a valid new limit */
       unsigned int boundary = binsearch(t->array, t->alimit, limit);
-      t->alimit = boundary;
+      if (!frozen)
+        t->alimit = boundary;
       return boundary;
     }
     /* else, new limit is present in the table; check the hash part */

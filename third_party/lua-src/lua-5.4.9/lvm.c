@@ -398,13 +398,24 @@ void luaV_finishset (lua_State *L, const TValue *t, TValue *key,
 ** of the strings. Note that segments can compare equal but still
 ** have different lengths.
 */
-static int l_strcmp (const TString *ts1, const TString *ts2) {
+/*
+** Digipology: each segment (text between '\0's) is a 'strcoll' and two
+** 'strlen's, charged DIGI_SEGMENT_COST as it is compared, besides the
+** bytes the callers charge: a string of '\0's is one segment a byte.
+*/
+#define DIGI_SEGMENT_COST 4
+
+static int l_strcmp (lua_State *L, const TString *ts1, const TString *ts2) {
   const char *s1 = getstr(ts1);
   size_t rl1 = tsslen(ts1);  /* real length */
   const char *s2 = getstr(ts2);
   size_t rl2 = tsslen(ts2);
+  int first = 1;
   for (;;) {  /* for each segment */
-    int temp = strcoll(s1, s2);
+    int temp;
+    if (!first) luaV_digicharge(L, DIGI_SEGMENT_COST);  /* Digipology */
+    first = 0;
+    temp = strcoll(s1, s2);
     if (temp != 0)  /* not equal? */
       return temp;  /* done */
     else {  /* strings are equal up to a '\0' */
@@ -549,7 +560,7 @@ static int lessthanothers (lua_State *L, const TValue *l, const TValue *r) {
   if (ttisstring(l) && ttisstring(r))  /* both are strings? */
     /* Digipology: comparing long strings costs their bytes */
     return (luaV_digicharge(L, (tsslen(tsvalue(l)) + tsslen(tsvalue(r))) / 64),
-            l_strcmp(tsvalue(l), tsvalue(r)) < 0);
+            l_strcmp(L, tsvalue(l), tsvalue(r)) < 0);
   else
     return luaT_callorderTM(L, l, r, TM_LT);
 }
@@ -573,7 +584,7 @@ static int lessequalothers (lua_State *L, const TValue *l, const TValue *r) {
   if (ttisstring(l) && ttisstring(r))  /* both are strings? */
     /* Digipology: comparing long strings costs their bytes */
     return (luaV_digicharge(L, (tsslen(tsvalue(l)) + tsslen(tsvalue(r))) / 64),
-            l_strcmp(tsvalue(l), tsvalue(r)) <= 0);
+            l_strcmp(L, tsvalue(l), tsvalue(r)) <= 0);
   else
     return luaT_callorderTM(L, l, r, TM_LE);
 }
@@ -616,10 +627,14 @@ int luaV_equalobj (lua_State *L, const TValue *t1, const TValue *t2) {
     case LUA_VLIGHTUSERDATA: return pvalue(t1) == pvalue(t2);
     case LUA_VLCF: return fvalue(t1) == fvalue(t2);
     case LUA_VSHRSTR: return eqshrstr(tsvalue(t1), tsvalue(t2));
-    case LUA_VLNGSTR:  /* Digipology: comparing long strings costs bytes */
-      if (L != NULL)
-        luaV_digicharge(L, tsslen(tsvalue(t1)) / 64);
-      return luaS_eqlngstr(tsvalue(t1), tsvalue(t2));
+    case LUA_VLNGSTR: {  /* Digipology: comparing long strings costs bytes */
+      TString *a = tsvalue(t1), *b = tsvalue(t2);
+      if (L == NULL)  /* (rawequal, a table's keys) owed: lstring.c */
+        return luaS_eqlngstr(a, b);
+      luaV_digicharge(L, tsslen(a) / 64);
+      return (a == b) || (a->u.lnglen == b->u.lnglen &&
+                          memcmp(getlngstr(a), getlngstr(b), a->u.lnglen) == 0);
+    }
     case LUA_VUSERDATA: {
       if (uvalue(t1) == uvalue(t2)) return 1;
       else if (L == NULL) return 0;
@@ -692,11 +707,23 @@ static void copy2buff (StkId top, int n, char *buff) {
 ** its next instruction.
 */
 #define DIGI_DEBT_TRAP 1024
-static _Thread_local size_t digi_debt = 0;
+#if defined(__GNUC__)
+#define DIGI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define DIGI_TLS _Thread_local
+#endif
+static DIGI_TLS size_t digi_debt = 0;
+/* a debt of more than DIGI_DEBT_TRAP was owed where the owing thread was
+   not known (work done with no state: 'vmfetch' traps on it) */
+static DIGI_TLS int digi_trapped = 0;
+/* the running read-only call's epoch (lstate.h, 'digi_ro'), for code with
+   no state at hand (ltable.c: a length's hint is not moved for a table a
+   read-only call may not change) */
+DIGI_TLS size_t luaV_digiro = 0;
 
-void luaV_digiowe (lua_State *L, size_t units) {
-  digi_debt += units;
-  if (L != NULL && digi_debt > DIGI_DEBT_TRAP && L->hookcount > 1) {
+/* brings the hook of 'L' to its next instruction */
+static void digi_bringhook (lua_State *L) {
+  if (L->hookcount > 1) {
     /* the hook comes at the next instruction instead of 'hookcount'
        instructions later: the host takes those back (lua_digitakeunrun),
        so bringing it forward costs nothing */
@@ -705,8 +732,29 @@ void luaV_digiowe (lua_State *L, size_t units) {
   }
 }
 
+/* 'vmfetch' saw the flag: this thread's hook comes next (kept out of
+   the interpreter's loop) */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void digi_trapnow (lua_State *L) {
+  digi_trapped = 0;
+  digi_bringhook(L);
+}
+
+void luaV_digiowe (lua_State *L, size_t units) {
+  digi_debt += units;
+  if (digi_debt > DIGI_DEBT_TRAP) {
+    if (L != NULL)
+      digi_bringhook(L);
+    else
+      digi_trapped = 1;
+  }
+}
+
 void luaV_digiforgive (void) {
   digi_debt = 0;
+  digi_trapped = 0;
 }
 
 /*
@@ -733,6 +781,7 @@ void luaV_digicharge (lua_State *L, size_t units) {
     luaG_runerror(L, DIGI_DEAD_MSG);
   units += digi_debt;  /* what earlier work owes */
   digi_debt = 0;
+  digi_trapped = 0;
   if (units == 0 || !(L->hookmask & LUA_MASKCOUNT) || L->hook == NULL)
     return;
   while (units > 0) {
@@ -1268,6 +1317,16 @@ void luaV_finishOp (lua_State *L) {
   i = *(pc++); \
 }
 
+/*
+** Digipology: a debt owed where the owing thread was not at hand (lvm.c,
+** 'luaV_digiowe') brings this thread's hook to its next instruction. It
+** is looked at where a loop goes round or a call is made or returns from
+** C — every unbounded run of instructions passes there — not at every
+** instruction, which would cost every instruction.
+*/
+#define digi_checktrap(L) \
+  { if (l_unlikely(digi_trapped)) digi_trapnow(L); }
+
 #define vmdispatch(o)	switch(o)
 #define vmcase(l)	case l:
 #define vmbreak		break
@@ -1726,6 +1785,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
         vmbreak;
       }
       vmcase(OP_JMP) {
+        digi_checktrap(L);
         dojump(ci, i, 0);
         vmbreak;
       }
@@ -1808,9 +1868,12 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
           L->top.p = ra + b;  /* top signals number of arguments */
         /* else previous instruction set top */
         savepc(L);  /* in case of errors */
-        if ((newci = luaD_precall(L, ra, nresults)) == NULL)
+        if ((newci = luaD_precall(L, ra, nresults)) == NULL) {
+          digi_checktrap(L);  /* what the C function owes */
           updatetrap(ci);  /* C call; nothing else to be done */
+        }
         else {  /* Lua call: run function in this same C frame */
+          digi_checktrap(L);
           ci = newci;
           goto startfunc;
         }
@@ -1828,6 +1891,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
         else  /* previous instruction set top */
           b = cast_int(L->top.p - ra);
         savepc(ci);  /* several calls here can raise errors */
+        digi_checktrap(L);  /* Digipology */
         if (TESTARG_k(i)) {
           luaF_closeupval(L, base);  /* close upvalues from current call */
           lua_assert(L->tbclist.p < base);  /* no pending tbc variables */
@@ -1912,6 +1976,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
       }
       vmcase(OP_FORLOOP) {
         StkId ra = RA(i);
+        digi_checktrap(L);
         if (ttisinteger(s2v(ra + 2))) {  /* integer loop? */
           lua_Unsigned count = l_castS2U(ivalue(s2v(ra + 1)));
           if (count > 0) {  /* still more iterations? */
@@ -1965,6 +2030,7 @@ void luaV_execute (lua_State *L, CallInfo *ci) {
       vmcase(OP_TFORLOOP) {
        l_tforloop: {
         StkId ra = RA(i);
+        digi_checktrap(L);
         if (!ttisnil(s2v(ra + 4))) {  /* continue loop? */
           setobjs2s(L, ra + 2, ra + 4);  /* save control variable */
           pc -= GETARG_Bx(i);  /* jump back */

@@ -2,7 +2,7 @@ use std::env;
 // Digipology: the patched C files are part of this crate's build inputs, so
 // editing them rebuilds this crate and re-runs mlua-sys's build script
 // (which compiles them); otherwise cargo would keep the old objects.
-const _PATCHED: [&[u8]; 21] = [
+const _PATCHED: [&[u8]; 22] = [
     include_bytes!("../lua-5.4.9/ltablib.c"),
     include_bytes!("../lua-5.4.9/lvm.c"),
     include_bytes!("../lua-5.4.9/ldo.c"),
@@ -24,6 +24,7 @@ const _PATCHED: [&[u8]; 21] = [
     include_bytes!("../lua-5.4.9/lutf8lib.c"),
     include_bytes!("../lua-5.4.9/lgc.c"),
     include_bytes!("../lua-5.4.9/lapi.c"),
+    include_bytes!("../lua-5.4.9/lstring.c"),
 ];
 
 use std::error::Error;
