@@ -250,6 +250,18 @@ const HOSTILE: &[(&str, &str)] = &[
          function observe(seat) return {n = #t, third = t[3]} end\n",
     ),
     (
+        "length-hint-answer",
+        // The same, the read being the host's: a view answers the kept
+        // table itself, which the host reads to turn into data.
+        "local t = {1, 2, 3, 4, 5, 6, 7, 8}\n\
+         function on_button_pressed(e)\n\
+           if e.data.entityId == 'press' then\n\
+             if not storage.cut then t[6], t[7], t[8] = nil, nil, nil storage.cut = true end\n\
+           else t[2], t[3], t[4] = nil, nil, nil storage.n = #t end\n\
+         end\n\
+         function observe(seat) return {list = t} end\n",
+    ),
+    (
         "require-stopped",
         // A read stopped by its budget inside a module's body: the module
         // must not stay marked as loading (a handler's require would then

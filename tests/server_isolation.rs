@@ -330,7 +330,7 @@ fn a_long_match_comes_back_though_its_whole_replay_outlasts_the_allowance() {
         "slow",
         vec![button],
         "function on_button_pressed(e)\n\
-           for i = 1, 60000 do local t = {} end\n\
+           for i = 1, 30000 do local t = {} end\n\
            storage.n = (storage.n or 0) + 1\n\
          end\n",
     );

@@ -632,9 +632,19 @@ impl LuaHost {
         let remaining = u64::try_from(self.shared.remaining()).unwrap_or(0);
         let affordable = usize::try_from(remaining / CONVERT_COST).unwrap_or(usize::MAX);
         let bytes_max = usize::try_from(self.limits.bytes_max).unwrap_or(usize::MAX);
+        // Read like the call that made it: the answer may be (or hold) a
+        // table the game keeps, whose length hint a read must not move
+        // (docs/lua-api.md, Reading leaves no trace).
+        let outside = !self.shared.read_only.get();
+        if outside {
+            self.shared.read_only(true);
+        }
         let out = metered(ANSWER_VALUES_MAX, affordable, bytes_max, || {
             to_value_with(v, &|_, _| None)
         });
+        if outside {
+            self.shared.read_only(false);
+        }
         let cost = u64::try_from(out.values)
             .unwrap_or(u64::MAX)
             .saturating_mul(CONVERT_COST)

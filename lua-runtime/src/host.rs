@@ -225,6 +225,8 @@ impl LuaHost {
         self.shared.fail_kind.set(None);
         self.shared.fail_line.set(None);
         self.shared.located.set(false);
+        // Taken first: whatever happens below, it is this call's alone.
+        let wants_read_only = self.next_read_only.replace(false);
         let mut call = Call {
             access,
             script_id,
@@ -242,19 +244,20 @@ impl LuaHost {
             }
             self.shared.storage_seen.set(stamp);
         }
-        // A read-only call of its own (not one inside a dry run, which is
-        // read-only from its start to its end).
-        let read_only = self.next_read_only.replace(false) && !self.shared.read_only.get();
-        if read_only {
-            self.shared.read_only(true);
-        }
-        if self.stopped_last.replace(false) {
+        if self.stopped_last.get() {
             // No Lua runs: the budget is not touched.
             for t in self.loading.sequence_values::<Table>() {
                 if let Err(e) = t.and_then(|t| t.clear()) {
                     return Err((e.to_string(), None, ScriptErrorKind::Runtime));
                 }
             }
+            self.stopped_last.set(false);
+        }
+        // A read-only call of its own (not one inside a dry run, which is
+        // read-only from its start to its end).
+        let read_only = wants_read_only && !self.shared.read_only.get();
+        if read_only {
+            self.shared.read_only(true);
         }
         let result = self.slot.enter(&mut call, invoke);
         if self.shared.exhausted.get() {

@@ -953,12 +953,11 @@ static unsigned int binsearch (const TValue *array, unsigned int i,
 */
 lua_Unsigned luaH_getn (Table *t) {
   unsigned int limit = t->alimit;
-  int frozen = digi_hintfrozen(t);  /* Digipology */
   if (limit > 0 && isempty(&t->array[limit - 1])) {  /* (1)? */
     /* there must be a boundary before 'limit' */
     if (limit >= 2 && !isempty(&t->array[limit - 2])) {
       /* 'limit - 1' is a boundary; can it be a new limit? */
-      if (!frozen && ispow2realasize(t) && !ispow2(limit - 1)) {
+      if (ispow2realasize(t) && !ispow2(limit - 1) && !digi_hintfrozen(t)) {
         t->alimit = limit - 1;
         setnorealasize(t);  /* now 'alimit' is not the real size */
       }
@@ -967,7 +966,8 @@ lua_Unsigned luaH_getn (Table *t) {
     else {  /* must search for a boundary in [0, limit] */
       unsigned int boundary = binsearch(t->array, 0, limit);
       /* can this boundary represent the real size of the array? */
-      if (!frozen && ispow2realasize(t) && boundary > luaH_realasize(t) / 2) {
+      if (ispow2realasize(t) && boundary > luaH_realasize(t) / 2 &&
+          !digi_hintfrozen(t)) {
         t->alimit = boundary;  /* use it as the new limit */
         setnorealasize(t);
       }
@@ -985,7 +985,7 @@ lua_Unsigned luaH_getn (Table *t) {
       /* there must be a boundary in the array after old limit,
          and it must be a valid new limit */
       unsigned int boundary = binsearch(t->array, t->alimit, limit);
-      if (!frozen)
+      if (!digi_hintfrozen(t))  /* Digipology */
         t->alimit = boundary;
       return boundary;
     }

@@ -714,7 +714,7 @@ static void copy2buff (StkId top, int n, char *buff) {
 #endif
 static DIGI_TLS size_t digi_debt = 0;
 /* a debt of more than DIGI_DEBT_TRAP was owed where the owing thread was
-   not known (work done with no state: 'vmfetch' traps on it) */
+   not known (work done with no state: 'digi_checktrap' sees it) */
 static DIGI_TLS int digi_trapped = 0;
 /* the running read-only call's epoch (lstate.h, 'digi_ro'), for code with
    no state at hand (ltable.c: a length's hint is not moved for a table a
@@ -732,8 +732,8 @@ static void digi_bringhook (lua_State *L) {
   }
 }
 
-/* 'vmfetch' saw the flag: this thread's hook comes next (kept out of
-   the interpreter's loop) */
+/* 'digi_checktrap' saw the flag: this thread's hook comes next (kept out
+   of the interpreter's loop) */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif

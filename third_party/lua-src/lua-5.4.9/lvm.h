@@ -142,7 +142,11 @@ LUAI_FUNC void luaV_digiowe (lua_State *L, size_t units);  /* Digipology */
 LUAI_FUNC void luaV_digipay (lua_State *L);  /* Digipology */
 LUAI_FUNC void luaV_digiforgive (void);  /* Digipology */
 /* Digipology: the running read-only call's epoch, or 0 (lvm.c) */
+#if defined(__GNUC__)
+LUAI_DDEC(_Thread_local size_t luaV_digiro __attribute__((tls_model("initial-exec"))));
+#else
 LUAI_DDEC(_Thread_local size_t luaV_digiro);
+#endif
 LUAI_FUNC void luaV_digicheckwrite (lua_State *L, size_t epoch);  /* Digipology */
 
 /*
