@@ -9,13 +9,12 @@ mod common;
 #[path = "common/serving.rs"]
 mod serving;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{bin, run, scratch};
+use common::{bin, lines, run, scratch, wait_for};
 use serde_json::{json, Value};
 use serving::run_briefly;
 
@@ -202,32 +201,6 @@ fn simulate_reports_a_stalled_match_and_goes_on() {
         report.to_string().contains("the game stalled"),
         "the report names the stall: {report}"
     );
-}
-
-fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits for a line containing `needle` (a liveness wait).
-fn wait_for(rx: &Receiver<String>, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let mut seen = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return line,
-            Ok(line) => seen.push(line),
-            Err(_) => break,
-        }
-    }
-    panic!("no line containing {needle:?}; saw: {seen:#?}");
 }
 
 #[test]

@@ -162,6 +162,22 @@ fn press(player: &str, id: &str) -> Value {
            "payload": {"entityId": id}})
 }
 
+/// A table with holes whose `#` a handler stores, and `observe`: where
+/// `#` lands depends on a hint the table keeps.
+macro_rules! length_hint {
+    ($observe:literal) => {
+        concat!(
+            "local t = {1, 2, 3, 4, 5, 6, 7, 8}\n\
+             function on_button_pressed(e)\n\
+               if e.data.entityId == 'press' then\n\
+                 if not storage.cut then t[6], t[7], t[8] = nil, nil, nil storage.cut = true end\n\
+               else t[2], t[3], t[4] = nil, nil, nil storage.n = #t end\n\
+             end\n",
+            $observe
+        )
+    };
+}
+
 /// What each hostile read tries. Each game's handler writes what it can
 /// see of the trace into storage (and so into the state hash).
 const HOSTILE: &[(&str, &str)] = &[
@@ -241,25 +257,13 @@ const HOSTILE: &[(&str, &str)] = &[
         "length-hint",
         // Where `#` lands in a table with holes depends on a hint the
         // table keeps: a read's `#` must not move it.
-        "local t = {1, 2, 3, 4, 5, 6, 7, 8}\n\
-         function on_button_pressed(e)\n\
-           if e.data.entityId == 'press' then\n\
-             if not storage.cut then t[6], t[7], t[8] = nil, nil, nil storage.cut = true end\n\
-           else t[2], t[3], t[4] = nil, nil, nil storage.n = #t end\n\
-         end\n\
-         function observe(seat) return {n = #t, third = t[3]} end\n",
+        length_hint!("function observe(seat) return {n = #t, third = t[3]} end\n"),
     ),
     (
         "length-hint-answer",
         // The same, the read being the host's: a view answers the kept
         // table itself, which the host reads to turn into data.
-        "local t = {1, 2, 3, 4, 5, 6, 7, 8}\n\
-         function on_button_pressed(e)\n\
-           if e.data.entityId == 'press' then\n\
-             if not storage.cut then t[6], t[7], t[8] = nil, nil, nil storage.cut = true end\n\
-           else t[2], t[3], t[4] = nil, nil, nil storage.n = #t end\n\
-         end\n\
-         function observe(seat) return {list = t} end\n",
+        length_hint!("function observe(seat) return {list = t} end\n"),
     ),
     (
         "require-stopped",

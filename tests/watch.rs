@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use common::*;
 
@@ -22,33 +22,6 @@ impl Drop for Watch {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits for a line containing `needle`. The limit only stops a hung child
-/// from hanging the suite; nothing here measures how long anything took.
-fn wait_for(rx: &Receiver<String>, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let mut seen = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(line) if line.contains(needle) => return line,
-            Ok(line) => seen.push(line),
-            Err(_) => break,
-        }
-    }
-    panic!("no line containing {needle:?}; saw: {seen:#?}");
 }
 
 fn press(w: &mut Watch, player: &str) {

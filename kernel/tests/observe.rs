@@ -218,17 +218,19 @@ fn seats_get_no_rng_storage_timers_or_other_seats_prompts() {
     assert!(view(&k, "referee").get("rng").is_some());
 }
 
+/// Which cards' markers each viewer of [`table`] may see: the ones it
+/// knows.
+fn visible(viewer: &str) -> Vec<&'static str> {
+    match viewer {
+        "north" => vec!["n1", "n2", "d1", "t_up"],
+        "south" => vec!["s1", "d1", "t_up"],
+        _ => vec!["d1", "t_up"],
+    }
+}
+
 #[test]
 fn no_canary_reaches_a_viewer_who_may_not_see_it() {
     let k = table();
-    // Which markers each viewer may see: the known cards'.
-    let visible = |viewer: &str| -> Vec<&str> {
-        match viewer {
-            "north" => vec!["n1", "n2", "d1", "t_up"],
-            "south" => vec!["s1", "d1", "t_up"],
-            _ => vec!["d1", "t_up"],
-        }
-    };
     for viewer in ["north", "south", "spectator"] {
         let text = k
             .state()
@@ -1019,13 +1021,6 @@ fn no_hidden_id_reaches_a_viewer_through_the_games_text() {
             ),
         ));
     }
-    let visible = |viewer: &str| -> Vec<&str> {
-        match viewer {
-            "north" => vec!["n1", "n2", "d1", "t_up"],
-            "south" => vec!["s1", "d1", "t_up"],
-            _ => vec!["d1", "t_up"],
-        }
-    };
     for viewer in ["north", "south", "spectator"] {
         let mut text = k
             .state()

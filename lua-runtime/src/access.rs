@@ -124,26 +124,7 @@ impl Call<'_, '_, '_> {
         bytes_max: usize,
         f: impl FnOnce() -> Result<T, String>,
     ) -> ConvertResult<T> {
-        let affordable =
-            usize::try_from(u64::try_from(self.shared.remaining()).unwrap_or(0) / CONVERT_COST)
-                .unwrap_or(usize::MAX);
-        let out = crate::convert::metered(values_max, affordable, bytes_max, f);
-        let cost = u64::try_from(out.values)
-            .unwrap_or(u64::MAX)
-            .saturating_mul(CONVERT_COST)
-            .saturating_add(crate::convert::text_cost(out.bytes));
-        if out.budget_bound || !self.shared.charge_copy(cost) {
-            let _ = self.shared.charge_copy(u64::MAX);
-            return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));
-        }
-        out.result.map_err(|m| {
-            let kind = if m.contains("limits.bytesMax") {
-                "memory"
-            } else {
-                "runtime"
-            };
-            (m, kind)
-        })
+        charged_conversion(self.shared, values_max, bytes_max, f)
     }
 
     pub(crate) fn state(&self) -> &State {
@@ -721,3 +702,35 @@ const HANDLE_COST: u64 = 24;
 /// Instructions charged for each id `game.entities()` lists (a Lua
 /// string, and the proxy the prelude makes of it).
 const ENTITY_LIST_COST: u64 = 64;
+
+/// [`Call::convert`] for any caller holding the runtime's [`Shared`]
+/// state (a game function's answer has no [`Call`]): `f` run under
+/// [`crate::convert::metered`], charged [`CONVERT_COST`] per value and its
+/// text by its bytes. A failure is (message, kind): `budget`, `memory`
+/// (the room's byte budget) or `runtime`.
+pub(crate) fn charged_conversion<T>(
+    shared: &crate::shared::Shared,
+    values_max: usize,
+    bytes_max: usize,
+    f: impl FnOnce() -> Result<T, String>,
+) -> ConvertResult<T> {
+    let affordable = usize::try_from(u64::try_from(shared.remaining()).unwrap_or(0) / CONVERT_COST)
+        .unwrap_or(usize::MAX);
+    let out = crate::convert::metered(values_max, affordable, bytes_max, f);
+    let cost = u64::try_from(out.values)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(CONVERT_COST)
+        .saturating_add(crate::convert::text_cost(out.bytes));
+    if out.budget_bound || !shared.charge_copy(cost) {
+        let _ = shared.charge_copy(u64::MAX);
+        return Err((crate::errors::BUDGET_MSG.to_owned(), "budget"));
+    }
+    out.result.map_err(|m| {
+        let kind = if m.contains("limits.bytesMax") {
+            "memory"
+        } else {
+            "runtime"
+        };
+        (m, kind)
+    })
+}

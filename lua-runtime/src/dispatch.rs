@@ -628,9 +628,6 @@ impl LuaHost {
     /// values and the room's byte budget in bytes, each value charged to
     /// the call's budget ([`crate::convert::CONVERT_COST`]).
     fn answer_value(&self, v: &LuaValue) -> Result<Value, (String, ScriptErrorKind)> {
-        use crate::convert::{metered, CONVERT_COST};
-        let remaining = u64::try_from(self.shared.remaining()).unwrap_or(0);
-        let affordable = usize::try_from(remaining / CONVERT_COST).unwrap_or(usize::MAX);
         let bytes_max = usize::try_from(self.limits.bytes_max).unwrap_or(usize::MAX);
         // Read like the call that made it: the answer may be (or hold) a
         // table the game keeps, whose length hint a read must not move
@@ -639,28 +636,18 @@ impl LuaHost {
         if outside {
             self.shared.read_only(true);
         }
-        let out = metered(ANSWER_VALUES_MAX, affordable, bytes_max, || {
-            to_value_with(v, &|_, _| None)
-        });
+        let out =
+            crate::access::charged_conversion(&self.shared, ANSWER_VALUES_MAX, bytes_max, || {
+                to_value_with(v, &|_, _| None)
+            });
         if outside {
             self.shared.read_only(false);
         }
-        let cost = u64::try_from(out.values)
-            .unwrap_or(u64::MAX)
-            .saturating_mul(CONVERT_COST)
-            .saturating_add(crate::convert::text_cost(out.bytes));
-        if out.budget_bound || !self.shared.charge_copy(cost) {
-            let _ = self.shared.charge_copy(u64::MAX);
-            return Err((
-                crate::errors::BUDGET_MSG.to_owned(),
-                ScriptErrorKind::Budget,
-            ));
-        }
-        out.result.map_err(|e| {
-            let kind = if e.contains("limits.bytesMax") {
-                ScriptErrorKind::Memory
-            } else {
-                ScriptErrorKind::Runtime
+        out.map_err(|(e, kind)| {
+            let kind = match kind {
+                "budget" => ScriptErrorKind::Budget,
+                "memory" => ScriptErrorKind::Memory,
+                _ => ScriptErrorKind::Runtime,
             };
             (e, kind)
         })

@@ -458,17 +458,22 @@ impl Live {
         self.disabled = true;
     }
 
-    /// The room as its log leaves it: built again and the log replayed
-    /// (hashes checked), what was not logged — the input that stalled, and
-    /// anything after the last commit — gone.
-    fn rebuild(&mut self) -> Result<(), String> {
-        let lines = self
+    /// The lines the log holds for this match.
+    fn logged_lines(&self) -> Result<Vec<String>, String> {
+        Ok(self
             .hub
             .log
             .histories(std::slice::from_ref(&self.id))?
             .remove(&self.id)
             .unwrap_or_default()
-            .lines;
+            .lines)
+    }
+
+    /// The room as its log leaves it: built again and the log replayed
+    /// (hashes checked), what was not logged — the input that stalled, and
+    /// anything after the last commit — gone.
+    fn rebuild(&mut self) -> Result<(), String> {
+        let lines = self.logged_lines()?;
         let mut room = crate::hub::build(&self.game, &self.header, Shared(self.record.clone()))?;
         room.keep_events();
         replay_log(&mut room, &lines, true, |_, _| {}).map_err(|e| e.to_string())?;
@@ -690,13 +695,7 @@ impl Live {
             self.game = game;
             return Ok("reloaded scripts");
         }
-        let lines = self
-            .hub
-            .log
-            .histories(std::slice::from_ref(&self.id))?
-            .remove(&self.id)
-            .unwrap_or_default()
-            .lines;
+        let lines = self.logged_lines()?;
         let rebuilt = (|| {
             let mut room = crate::hub::build(&game, &self.header, Shared(self.record.clone()))?;
             room.keep_events();

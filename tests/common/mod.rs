@@ -118,3 +118,35 @@ pub fn lines_until(out: impl std::io::Read + Send + 'static, needle: &str) -> Ve
     }
     seen
 }
+
+/// The lines `stream` writes, as they come (read on a thread of their own).
+pub fn lines(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `needle`. The limit only stops a hung child
+/// from hanging the suite; nothing here measures how long anything took.
+pub fn wait_for(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let mut seen = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    panic!("no line containing {needle:?}; saw: {seen:#?}");
+}
