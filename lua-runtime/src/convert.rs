@@ -284,7 +284,7 @@ fn table_to_json(
         let mut out = Vec::with_capacity(len);
         for i in 1..=len {
             let item: LuaValue = t.raw_get(i).map_err(|e| e.to_string())?;
-            out.push(to_json_with(&item, depth + 1, resolve)?);
+            out.push(to_json_with(&item, depth + 1, resolve).map_err(|e| at_index(i, e))?);
         }
         return Ok(serde_json::Value::Array(out));
     }
@@ -300,10 +300,54 @@ fn table_to_json(
                 .to_str()
                 .map_err(|_| "keys must be valid UTF-8".to_string())?
                 .to_string();
-            map.insert(key, to_json_with(&item, depth + 1, resolve)?);
+            let item = to_json_with(&item, depth + 1, resolve).map_err(|e| at_key(&key, e))?;
+            map.insert(key, item);
         }
     }
     Ok(serde_json::Value::Object(map))
+}
+
+/// How a conversion's error names where it happened: `at `path`: why`.
+const AT: &str = "at `";
+
+/// Longest key shown in an error's path (longer ones end with `…`).
+const KEY_SHOWN_MAX: usize = 40;
+
+/// `e`, which happened under list index `i`, with the index in its path.
+fn at_index(i: usize, e: String) -> String {
+    at_segment(&format!("[{i}]"), e)
+}
+
+/// `e`, which happened under `key`, with the key in its path: `.key` for
+/// a name, `["key"]` for any other string (cut to [`KEY_SHOWN_MAX`] bytes).
+fn at_key(key: &str, e: String) -> String {
+    let name = key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && key.len() <= KEY_SHOWN_MAX;
+    if name {
+        return at_segment(&format!(".{key}"), e);
+    }
+    let mut shown: String = key.chars().take(KEY_SHOWN_MAX).collect();
+    if shown.len() < key.len() {
+        shown.push('…');
+    }
+    at_segment(&format!("[{shown:?}]"), e)
+}
+
+/// Puts `segment` in front of `e`'s path (the innermost key is added
+/// first, so each level prepends its own). The budget's own message stays
+/// as it is: it is recognised by its text.
+fn at_segment(segment: &str, e: String) -> String {
+    if e == crate::errors::BUDGET_MSG {
+        return e;
+    }
+    match e.strip_prefix(AT).and_then(|rest| rest.split_once("`: ")) {
+        Some((path, why)) => format!("{AT}{segment}{path}`: {why}"),
+        None => format!("{AT}{segment}`: {e}"),
+    }
 }
 
 /// A Lua value as a canonical value (see [`to_json_with`]).

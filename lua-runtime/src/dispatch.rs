@@ -612,22 +612,31 @@ impl LuaHost {
                     ScriptErrorKind::GuardMutation,
                 ))
             }
-            Ok((v, _)) => self.answer_value(&v).map_err(|(e, kind)| {
-                let message = if kind == ScriptErrorKind::Budget {
-                    crate::errors::classify(&self.shared, &self.limits, e, true).0
-                } else {
-                    format!("{name} must return a plain value: {e}")
-                };
-                fail(message, kind)
-            }),
+            Ok((v, _)) => self
+                .answer_value(&v, state, &b.script_id)
+                .map_err(|(e, kind)| {
+                    let message = if kind == ScriptErrorKind::Budget {
+                        crate::errors::classify(&self.shared, &self.limits, e, true).0
+                    } else {
+                        format!("{name} must return a plain value: {e}")
+                    };
+                    fail(message, kind)
+                }),
             Err(e) => Err(self.failure(b, name, e)),
         })
     }
 
     /// A game function's answer as data: at most [`ANSWER_VALUES_MAX`]
     /// values and the room's byte budget in bytes, each value charged to
-    /// the call's budget ([`crate::convert::CONVERT_COST`]).
-    fn answer_value(&self, v: &LuaValue) -> Result<Value, (String, ScriptErrorKind)> {
+    /// the call's budget ([`crate::convert::CONVERT_COST`]). A table read
+    /// from the script's `storage` is carried as a copy of what it holds
+    /// (like a table written into storage or a payload).
+    fn answer_value(
+        &self,
+        v: &LuaValue,
+        state: &State,
+        script_id: &str,
+    ) -> Result<Value, (String, ScriptErrorKind)> {
         let bytes_max = usize::try_from(self.limits.bytes_max).unwrap_or(usize::MAX);
         // Read like the call that made it: the answer may be (or hold) a
         // table the game keeps, whose length hint a read must not move
@@ -638,7 +647,9 @@ impl LuaHost {
         }
         let out =
             crate::access::charged_conversion(&self.shared, ANSWER_VALUES_MAX, bytes_max, || {
-                to_value_with(v, &|_, _| None)
+                to_value_with(v, &|t, depth| {
+                    crate::storage::node_copy(&self.shared, state, script_id, t, depth)
+                })
             });
         if outside {
             self.shared.read_only(false);

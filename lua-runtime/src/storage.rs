@@ -154,38 +154,7 @@ impl Call<'_, '_, '_> {
     /// not nest deeper than [`DEPTH_MAX`] where it is stored — so copying
     /// storage into itself cannot grow work or memory past the limits.
     pub(crate) fn storage_of(&self, t: &Table, depth: usize) -> Option<Result<Value, String>> {
-        let mt = t.metatable()?;
-        let script = match mt.raw_get::<LuaValue>("__storage").ok()? {
-            LuaValue::String(s) => s.to_string_lossy(),
-            _ => return None,
-        };
-        if *script != **self.script_id {
-            return Some(Err("a script may only read its own storage".into()));
-        }
-        let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
-            Ok(p) => p,
-            Err(m) => return Some(Err(m)),
-        };
-        let empty = Value::Object(BTreeMap::new());
-        let found = self
-            .state()
-            .storage()
-            .get(&script)
-            .and_then(|root| walk(root, &path))
-            .unwrap_or(&empty);
-        let budget = u64::try_from(self.shared.remaining()).unwrap_or(0) / COPY_COST;
-        let mut nodes = 0u64;
-        if let Err(m) = measure(found, depth, &mut nodes, budget) {
-            if nodes > budget {
-                // Marks the budget exhausted: the error is a `budget` one.
-                let _ = self.shared.charge_copy(u64::MAX);
-            }
-            return Some(Err(m));
-        }
-        if !self.shared.charge_copy(nodes.saturating_mul(COPY_COST)) {
-            return Some(Err("the instruction budget ran out copying storage".into()));
-        }
-        Some(Ok(found.clone()))
+        node_copy(self.shared, self.state(), self.script_id, t, depth)
     }
 
     /// `storage_get(script, path)`: a scalar's value; `nil, true` for a
@@ -574,6 +543,50 @@ fn value_depth(v: &Value) -> usize {
 /// Most values one script's storage may hold (every number, string,
 /// boolean, list and table counts one).
 pub const STORAGE_VALUES_MAX: u64 = 1_000_000;
+
+/// The canonical contents a `storage` node stands for, copied out of
+/// `state` for the script `script_id` (see [`Call::storage_of`]): `None`
+/// for a table that is no storage node; an error for another script's
+/// node, a copy nested too deep, or one the budget cannot pay for.
+pub(crate) fn node_copy(
+    shared: &crate::shared::Shared,
+    state: &digipology_kernel::State,
+    script_id: &str,
+    t: &Table,
+    depth: usize,
+) -> Option<Result<Value, String>> {
+    let mt = t.metatable()?;
+    let script = match mt.raw_get::<LuaValue>("__storage").ok()? {
+        LuaValue::String(s) => s.to_string_lossy(),
+        _ => return None,
+    };
+    if *script != *script_id {
+        return Some(Err("a script may only read its own storage".into()));
+    }
+    let path = match path_of(&mt.raw_get::<LuaValue>("__path").ok()?) {
+        Ok(p) => p,
+        Err(m) => return Some(Err(m)),
+    };
+    let empty = Value::Object(BTreeMap::new());
+    let found = state
+        .storage()
+        .get(&script)
+        .and_then(|root| walk(root, &path))
+        .unwrap_or(&empty);
+    let budget = u64::try_from(shared.remaining()).unwrap_or(0) / COPY_COST;
+    let mut nodes = 0u64;
+    if let Err(m) = measure(found, depth, &mut nodes, budget) {
+        if nodes > budget {
+            // Marks the budget exhausted: the error is a `budget` one.
+            let _ = shared.charge_copy(u64::MAX);
+        }
+        return Some(Err(m));
+    }
+    if !shared.charge_copy(nodes.saturating_mul(COPY_COST)) {
+        return Some(Err("the instruction budget ran out copying storage".into()));
+    }
+    Some(Ok(found.clone()))
+}
 
 /// Instructions charged for each value copied out of storage.
 const COPY_COST: u64 = 100;
