@@ -68,6 +68,14 @@ fn collect(game: &Path, match_file: Option<&Path>, warnings: &mut Vec<Problem>) 
         }
     }
     c.modules(warnings);
+    warnings.extend(
+        crate::api_check::warnings(&package)
+            .into_iter()
+            .map(|w| Problem {
+                place: w.place,
+                message: w.message,
+            }),
+    );
     let own = c.match_config(match_file);
     // Last, load the room exactly as `run` does (scripts' top-level chunks
     // run in the sandbox, no action is processed), so `check` can never

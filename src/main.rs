@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use digipology_kernel::Viewer;
 
+mod api_check;
 mod check;
 mod replay;
 mod scenario;

@@ -25,6 +25,7 @@ pub const GAME_KEYS: &[&str] = &[
     "version",
     "description",
     "kernelVersion",
+    "apiVersion",
     "seats",
     "settings",
     "entities",
@@ -45,6 +46,31 @@ const ENTITY_KEYS: &[&str] = &[
     "trip",
     "revealedTo",
 ];
+
+/// The newest version of the creator API (docs/lua-api.md, API versions):
+/// what `game.json`'s `apiVersion` may name, from 1 (the first, and what a
+/// game without the key was written for) to this.
+pub const API_VERSION_LATEST: u64 = 2;
+
+/// The creator API version `game.json` names: its `apiVersion`, or 1 (the
+/// first) when it has none.
+///
+/// # Errors
+/// A value that is not a whole number from 1 to [`API_VERSION_LATEST`].
+pub fn api_version(game: &Json) -> Result<u64, LoadError> {
+    match game.get("apiVersion") {
+        None => Ok(1),
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=API_VERSION_LATEST).contains(&n) => Ok(n),
+            _ => err(
+                "apiVersion",
+                format!(
+                    "must be a whole number from 1 to {API_VERSION_LATEST} (the creator API version the game was written for; this engine's newest is {API_VERSION_LATEST}), not {v}"
+                ),
+            ),
+        },
+    }
+}
 
 /// Builds the starting state from a parsed `game.json`, seeded with `seed`.
 ///
@@ -101,6 +127,7 @@ fn build(
             return err("kernelVersion", "this engine runs kernelVersion 1");
         }
     }
+    api_version(game)?;
     for key in ["id", "name", "version", "description", "setup"] {
         if let Some(v) = top.get(key) {
             if !v.is_string() {

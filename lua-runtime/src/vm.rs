@@ -43,6 +43,31 @@ impl LuaHost {
         state: &State,
         limits: Limits,
     ) -> Result<LuaHost, LoadError> {
+        LuaHost::new_for_api(
+            digipology_kernel::load::API_VERSION_LATEST,
+            scripts,
+            modules,
+            state,
+            limits,
+        )
+    }
+
+    /// [`LuaHost::new`] for a game written for creator API version `api`
+    /// (`game.json`'s `apiVersion`, 1 when absent): the prelude keeps each
+    /// documented behaviour as that version had it (docs/lua-api.md, API
+    /// versions). A version this engine does not know is the newest.
+    ///
+    /// # Errors
+    /// As [`LuaHost::new`].
+    pub fn new_for_api(
+        api: u64,
+        scripts: &[ScriptSpec],
+        modules: Modules,
+        state: &State,
+        limits: Limits,
+    ) -> Result<LuaHost, LoadError> {
+        let api = i64::try_from(api.clamp(1, digipology_kernel::load::API_VERSION_LATEST))
+            .expect("API versions are small");
         let internal = |e: mlua::Error| LoadError::Internal(e.to_string());
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
         let lua = Lua::new_with(libs, LuaOptions::default()).map_err(internal)?;
@@ -55,7 +80,7 @@ impl LuaHost {
         let slot = Rc::new(Slot::new());
         let natives = natives(&lua, &slot).map_err(internal)?;
         let prelude: Table = prelude_chunk(&lua)
-            .and_then(|f| f.call((core, lua.globals(), natives)))
+            .and_then(|f| f.call((core, lua.globals(), natives, api)))
             .map_err(internal)?;
         let order: String = prelude
             .get::<Function>("selftest")

@@ -338,6 +338,17 @@ impl Package {
         out
     }
 
+    /// The creator API version the game was written for: `game.json`'s
+    /// `apiVersion`, 1 (the first) when absent (docs/lua-api.md, API
+    /// versions).
+    ///
+    /// # Errors
+    /// A value that is not a version this engine knows.
+    pub fn api_version(&self) -> Result<u64, CliError> {
+        digipology_kernel::load::api_version(&self.json)
+            .map_err(|e| self.field_error(&e.path, &e.message))
+    }
+
     /// The room's limits: `game.json` `limits` (`instructionsMax`,
     /// `memoryBytesMax`, `bytesMax`) over the defaults, each within this
     /// host's ceilings ([`crate::ceilings`]; a default above a ceiling is
@@ -750,7 +761,13 @@ impl Package {
         if let Some(n) = memory {
             limits.memory_bytes_max = n;
         }
-        digipology_lua::LuaHost::new(scripts, sources.modules.clone(), state, limits)
+        digipology_lua::LuaHost::new_for_api(
+            self.api_version()?,
+            scripts,
+            sources.modules.clone(),
+            state,
+            limits,
+        )
             .map(Some)
             .map_err(|e| CliError::Script {
                 dir: self.dir.clone(),

@@ -378,6 +378,24 @@ end
 -- Seats in seat order (the manifest's order): {{id = "north", player = "p1"}, {id = "south"}}.
 function game.seats() return N.seats() end
 
+-- API 1 (docs/lua-api.md, API versions): game.seats() is the map it was
+-- documented as, {seatId = playerId or false} — what `seats[seat]` and
+-- `pairs` read — that also answers `ipairs` and `#` as the API 2 list does
+-- (games written against API 2's docs before versions existed name no
+-- apiVersion either).
+if API == 1 then
+  function game.seats()
+    local list = N.seats()
+    local map = {}
+    for i = 1, #list do
+      local s = list[i]
+      map[s.id] = s.player or false
+    end
+    return raw_setmetatable(map, { __index = list, __len = function() return #list end })
+  end
+  mark_uncounted(game.seats)
+end
+
 -- The player sitting in a seat, or nil.
 function game.seat(id) return N.seat_player(id) end
 

@@ -25,7 +25,10 @@
 --          remember_timer; one-entity actions counter_add, counter_set,
 --          die_set_value, flip, roll, set_text, set_locked), next_id,
 --          random_float, random_below
-local core, G, N = ...
+--   API    the creator API version the game was written for (game.json's
+--          apiVersion, 1 when absent): api.lua keeps each documented
+--          behaviour as that version had it
+local core, G, N, API = ...
 
 -- Marks a Lua function (and every function written inside it) as the
 -- runtime's own bookkeeping, whose instructions the budget does not count
