@@ -45,8 +45,10 @@ const CHANGES: &[Change] = &[Change {
 fn seats_by_key(line: &str) -> bool {
     line.match_indices("game.seats()").any(|(i, m)| {
         let rest = line[i + m.len()..].trim_start();
-        rest.strip_prefix('[')
-            .is_some_and(|r| !r.trim_start().starts_with(|c: char| c.is_ascii_digit() || c == '#'))
+        rest.strip_prefix('[').is_some_and(|r| {
+            !r.trim_start()
+                .starts_with(|c: char| c.is_ascii_digit() || c == '#')
+        })
     })
 }
 
@@ -54,9 +56,9 @@ fn seats_by_key(line: &str) -> bool {
 /// player.
 fn seats_in_pairs(line: &str) -> bool {
     let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    compact.match_indices("pairs(game.seats())").any(|(i, _)| {
-        !compact[..i].ends_with('i')
-    })
+    compact
+        .match_indices("pairs(game.seats())")
+        .any(|(i, _)| !compact[..i].ends_with('i'))
 }
 
 /// The code of a line of Lua without its comment (a `--` outside a string,
@@ -87,10 +89,8 @@ pub fn warnings(package: &Package) -> Vec<Warning> {
     };
     let scripts = package.scripts().unwrap_or_default();
     let modules = package.modules();
-    let mut sources: Vec<(String, String)> = scripts
-        .into_iter()
-        .map(|s| (s.file, s.source))
-        .collect();
+    let mut sources: Vec<(String, String)> =
+        scripts.into_iter().map(|s| (s.file, s.source)).collect();
     for (file, source) in modules.into_values() {
         if !sources.iter().any(|(f, _)| *f == file) {
             sources.push((file, source));
@@ -157,7 +157,10 @@ mod tests {
     #[test]
     fn comments_are_not_code() {
         assert_eq!(code_of("x = 1 -- game.seats()[s]"), "x = 1 ");
-        assert_eq!(code_of(r#"s = "--" .. game.seats()"#), r#"s = "--" .. game.seats()"#);
+        assert_eq!(
+            code_of(r#"s = "--" .. game.seats()"#),
+            r#"s = "--" .. game.seats()"#
+        );
         assert_eq!(code_of("-- all comment"), "");
     }
 }

@@ -112,7 +112,10 @@ fn api_2_seats_are_a_list_in_seat_order() {
     assert_eq!(v["count"], json!(2), "{v}");
     assert_eq!(v["listed"], json!("north:p1 south:nil"), "{v}");
     let walked = v["walked"].as_str().unwrap_or("");
-    assert!(walked.starts_with("1=table") && walked.contains(" 2=table"), "{v}");
+    assert!(
+        walked.starts_with("1=table") && walked.contains(" 2=table"),
+        "{v}"
+    );
 }
 
 /// Rule: `apiVersion` is a whole number from 1 to the newest; anything
@@ -167,7 +170,9 @@ fn check_warns_about_superseded_uses() {
     let text = checked(Some(json!(2)), old);
     assert!(!text.contains("names no apiVersion"), "{text}");
     assert!(
-        text.contains("main.lua:3: warning: (apiVersion 2) game.seats() is a list in seat order since API 2"),
+        text.contains(
+            "main.lua:3: warning: (apiVersion 2) game.seats() is a list in seat order since API 2"
+        ),
         "{text}"
     );
     let walked = "function on_start()\n  for seat, p in pairs(game.seats()) do end\nend\n";

@@ -17,11 +17,13 @@ use crate::shared::Shared;
 use crate::slot::Slot;
 use crate::spec::{BindingSpec, Limits, LoadError, Modules, ScriptSpec};
 
-/// The prelude: the Lua side of the runtime, three files run as one chunk
-/// (`src/lua/sandbox.lua`, `api.lua`, `host.lua`; see the first).
+/// The prelude: the Lua side of the runtime, three files run as one chunk:
+/// `src/lua/sandbox.lua`, the creator API in `prelude.lua` at the
+/// repository's root (where creators read it), and `src/lua/host.lua` (see
+/// the first).
 pub const PRELUDE: &str = concat!(
     include_str!("lua/sandbox.lua"),
-    include_str!("lua/api.lua"),
+    include_str!("../../prelude.lua"),
     include_str!("lua/host.lua")
 );
 

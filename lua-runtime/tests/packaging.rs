@@ -1,6 +1,8 @@
-//! The crate packages whole: every file its sources embed
-//! (`include_str!`/`include_bytes!`) lies inside the crate directory, so
-//! `cargo package -p digipology-lua` ships it (the crate excludes nothing).
+//! What the crate embeds: every file its sources embed
+//! (`include_str!`/`include_bytes!`) lies inside the crate directory, except
+//! the creator API, `prelude.lua` at the repository's root, where the
+//! project's layout puts it for creators to read. The crate is not
+//! published alone (`publish = false`), so nothing else may lie outside.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn every_embedded_file_is_inside_the_crate() {
+fn every_embedded_file_is_inside_the_crate_but_the_creator_api() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("manifest");
     assert!(
@@ -24,6 +26,10 @@ fn every_embedded_file_is_inside_the_crate() {
         "the crate's manifest narrows what it packages; this test assumes it does not"
     );
     let root = root.canonicalize().expect("crate dir");
+    let prelude = root
+        .join("../prelude.lua")
+        .canonicalize()
+        .expect("prelude.lua at the repository's root");
     let mut files = Vec::new();
     sources(&root.join("src"), &mut files);
     let mut embedded = Vec::new();
@@ -38,7 +44,7 @@ fn every_embedded_file_is_inside_the_crate() {
                     .canonicalize()
                     .unwrap_or_else(|e| panic!("{}: {rel}: {e}", f.display()));
                 assert!(
-                    path.starts_with(&root),
+                    path.starts_with(&root) || path == prelude,
                     "{} embeds {}, outside the crate: it would not be packaged",
                     f.display(),
                     path.display()
@@ -52,4 +58,8 @@ fn every_embedded_file_is_inside_the_crate() {
         .filter(|p| p.extension().is_some_and(|x| x == "lua"))
         .collect();
     assert_eq!(lua.len(), 3, "the prelude's three files: {lua:?}");
+    assert!(
+        lua.contains(&&prelude),
+        "the creator API is prelude.lua: {lua:?}"
+    );
 }

@@ -768,11 +768,11 @@ impl Package {
             state,
             limits,
         )
-            .map(Some)
-            .map_err(|e| CliError::Script {
-                dir: self.dir.clone(),
-                error: e,
-            })
+        .map(Some)
+        .map_err(|e| CliError::Script {
+            dir: self.dir.clone(),
+            error: e,
+        })
     }
 }
 

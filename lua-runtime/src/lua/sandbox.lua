@@ -5,7 +5,8 @@
 --   sandbox.lua  determinism and sandbox machinery: ordered pairs, metering
 --                of library work, read-only library tables, metatable rules,
 --                canonical randomness
---   api.lua      the creator API, as creators read it in docs/lua-api.md:
+--   prelude.lua  (at the repository's root) the creator API, as creators
+--                read it in docs/lua-api.md:
 --                proxies (entities, players, stacks), `game`, `storage`,
 --                `ui`, `timer`
 --   host.lua     the host protocol: binding environments and the entry points
@@ -26,7 +27,7 @@
 --          die_set_value, flip, roll, set_text, set_locked), next_id,
 --          random_float, random_below
 --   API    the creator API version the game was written for (game.json's
---          apiVersion, 1 when absent): api.lua keeps each documented
+--          apiVersion, 1 when absent): prelude.lua keeps each documented
 --          behaviour as that version had it
 local core, G, N, API = ...
 

@@ -1,4 +1,10 @@
--- api.lua: the creator API (second file of the prelude; see sandbox.lua).
+-- prelude.lua: the creator API, the part of Digipology's Lua runtime that
+-- creators read to see what their scripts can call (docs/lua-api.md is its
+-- reference). The runtime (lua-runtime/src/vm.rs) runs it as the second of
+-- three files of one chunk: lua-runtime/src/lua/sandbox.lua before it
+-- (determinism and sandbox machinery, whose locals this file uses) and
+-- lua-runtime/src/lua/host.lua after it (binding environments and the entry
+-- points the Rust host calls).
 
 ----------------------------------------------------------------------------
 -- Proxies
