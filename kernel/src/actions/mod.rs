@@ -65,6 +65,14 @@ pub(crate) fn find<'a>(
     id: &str,
     field: &str,
 ) -> Result<(EntityKey, &'a Entity), Rejection> {
+    if id.is_empty() {
+        // No entity has an empty id: the value is wrong, as a match's
+        // schema says of it too (one code inside a match and outside).
+        return reject(
+            RejectCode::InvalidValue,
+            format!("payload.{field} must not be empty"),
+        );
+    }
     match state.key(id).and_then(|k| state.get(k).map(|e| (k, e))) {
         Some(found) => Ok(found),
         None => reject(
