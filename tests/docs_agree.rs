@@ -2,6 +2,8 @@
 //! sentence of the docs it holds the program to.
 
 mod common;
+#[path = "common/serving.rs"]
+mod serving;
 
 use common::scratch;
 use digipology_kernel::observe::Viewer;
@@ -103,6 +105,61 @@ fn an_empty_entity_id_is_the_same_refusal_in_and_out_of_a_match() {
             p1_sends(&mut room, "button.press", json!({"entityId": ""})),
             "invalid_value",
             "{game}"
+        );
+    }
+}
+
+/// docs/server.md, Errors and limits: every refusal's code is in the
+/// table — `limit=0` is `invalid_value`, and `1e400` (JSON, but no finite
+/// number) is `not_finite`, not "the body is not JSON".
+#[test]
+fn the_servers_refusals_are_the_codes_its_table_lists() {
+    let data = scratch("agree-server");
+    let game = common::root().join("examples/tic-tac-toe");
+    let server = serving::Server::start(&[game], &data.join("d"), &[]);
+    let code = |method: &str, path: &str, body: Option<&[u8]>| {
+        let r = serving::request(&server.addr, method, path, None, body);
+        assert_eq!(
+            r.status,
+            400,
+            "{path}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        r.json()["code"].as_str().unwrap_or("").to_owned()
+    };
+    let doc = std::fs::read_to_string(common::root().join("docs/server.md")).expect("server.md");
+    let table = &doc[doc.find("## Errors and limits").expect("the table")..];
+    for (method, path, body, expected) in [
+        (
+            "GET",
+            "/games/tic-tac-toe/matches?limit=0",
+            None,
+            "invalid_value",
+        ),
+        (
+            "GET",
+            "/games/tic-tac-toe/matches?limit=501",
+            None,
+            "invalid_value",
+        ),
+        (
+            "POST",
+            "/games/tic-tac-toe/matches",
+            Some(&br#"{"seats": 1e400}"#[..]),
+            "not_finite",
+        ),
+        (
+            "POST",
+            "/games/tic-tac-toe/matches",
+            Some(&b"{"[..]),
+            "malformed_json",
+        ),
+    ] {
+        let got = code(method, path, body);
+        assert_eq!(got, expected, "{method} {path}");
+        assert!(
+            table.contains(&format!("`{got}`")),
+            "{got} is in the errors table"
         );
     }
 }

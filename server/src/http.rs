@@ -325,8 +325,19 @@ fn object(body: &Bytes, keys: &[&str]) -> Result<Map<String, Value>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::new(400, "malformed_json", format!("the body is not JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        // `1e400` is JSON, but no finite number: the same refusal as a
+        // non-finite number anywhere else.
+        if e.to_string().starts_with("number out of range") {
+            ApiError::new(
+                400,
+                "not_finite",
+                format!("the body holds a number beyond the finite range (like 1e400): {e}"),
+            )
+        } else {
+            ApiError::new(400, "malformed_json", format!("the body is not JSON: {e}"))
+        }
+    })?;
     let Value::Object(m) = v else {
         return Err(ApiError::new(
             400,
