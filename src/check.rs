@@ -459,6 +459,16 @@ pub fn locate(text: &str, path: &str) -> Option<usize> {
     let mut found = None;
     for part in path.split(['.', '[', ']']).filter(|p| !p.is_empty()) {
         if part.chars().all(|c| c.is_ascii_digit()) {
+            // An index into the array after the key just found (when it
+            // is one): its element's line.
+            if let Some(at) = part
+                .parse()
+                .ok()
+                .and_then(|n| found.and(element(text, pos, n)))
+            {
+                pos = at;
+                found = Some(line_at(text, at));
+            }
             continue;
         }
         let is_id = part.starts_with('"');
@@ -490,4 +500,91 @@ fn enclosing_brace(text: &str, pos: usize) -> usize {
         }
     }
     0
+}
+
+/// Where element `n` of the array right after `pos` starts (`pos` just past
+/// a key: `: [a, b, …]`), when there is one.
+fn element(text: &str, pos: usize, n: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let ws = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = ws(pos);
+    if b.get(i) == Some(&b':') {
+        i = ws(i + 1);
+    }
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = ws(i + 1);
+    for _ in 0..n {
+        i = ws(skip_value(b, i)?);
+        if b.get(i) != Some(&b',') {
+            return None;
+        }
+        i = ws(i + 1);
+    }
+    (*b.get(i)? != b']').then_some(i)
+}
+
+/// The position just past the JSON value starting at `start`.
+fn skip_value(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    let mut depth = 0usize;
+    loop {
+        let c = *b.get(i)?;
+        match c {
+            b'"' => {
+                i += 1;
+                loop {
+                    match *b.get(i)? {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                if depth == 0 {
+                    return Some(i);
+                }
+                depth -= 1;
+                i += 1;
+            }
+            b',' if depth == 0 => return Some(i),
+            _ => i += 1,
+        }
+        if depth == 0 && matches!(c, b'"' | b']' | b'}') {
+            return Some(i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod locating {
+    use super::locate;
+
+    /// An index names its element's line, past strings holding brackets,
+    /// commas and escaped quotes, and past nested values; an index out of
+    /// range, or after a key that holds no array, keeps the key's line.
+    #[test]
+    fn an_index_points_at_its_element() {
+        let text = "{\"a\": [\n  \"x,]\\\"\",\n  {\"b\": [1, \"}\"]},\n  [2, [3]],\n  4\n],\n\"c\": {\"d\": 1}}";
+        assert_eq!(locate(text, "a"), Some(1));
+        assert_eq!(locate(text, "a[0]"), Some(2));
+        assert_eq!(locate(text, "a[1]"), Some(3));
+        assert_eq!(locate(text, "a[1].b"), Some(3));
+        assert_eq!(locate(text, "a[2]"), Some(4));
+        assert_eq!(locate(text, "a[3]"), Some(5));
+        assert_eq!(locate(text, "a[4]"), Some(1));
+        assert_eq!(locate(text, "c[0]"), Some(7));
+    }
 }

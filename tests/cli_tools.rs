@@ -134,7 +134,11 @@ fn check_names_every_problem_with_file_and_line() {
     let manifest = game.join("game.json");
     let mut g: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest).expect("game")).expect("json");
-    g["entities"][20]["components"]["dice"] = serde_json::json!({});
+    let score = g["entities"]
+        .as_array()
+        .and_then(|l| l.iter().position(|e| e["id"] == "score_south"))
+        .expect("score_south");
+    g["entities"][score]["components"]["dice"] = serde_json::json!({});
     g["scripts"]
         .as_array_mut()
         .expect("scripts")

@@ -23,6 +23,7 @@ pub mod action;
 mod actions;
 pub mod bytes;
 mod canonical;
+pub mod cards;
 mod components;
 mod constructors;
 mod def;

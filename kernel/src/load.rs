@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
+use crate::cards::Made;
 use crate::components::component;
 pub use crate::components::COMPONENT_NAMES;
 pub use crate::def::LoadError;
@@ -72,13 +73,26 @@ pub fn api_version(game: &Json) -> Result<u64, LoadError> {
     }
 }
 
+/// The keys of an entity of `game.json`'s `entities`: an entity's, and
+/// `cards` (docs/formats.md, Card sets).
+const GAME_ENTITY_KEYS: &[&str] = &[
+    "id",
+    "tags",
+    "props",
+    "heldBy",
+    "components",
+    "cards",
+    "trip",
+    "revealedTo",
+];
+
 /// Builds the starting state from a parsed `game.json`, seeded with `seed`.
 ///
 /// # Errors
 /// The first problem found, with its path.
 pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
     build(game, seed, &mut |state| match game.get("entities") {
-        Some(entities) => load_entities(state, entities),
+        Some(entities) => load_entities(state, &mut Made::new(byte_budget(game)), entities),
         None => Ok(()),
     })
 }
@@ -97,11 +111,12 @@ pub fn state_from_game_streamed(
     seed: u64,
 ) -> Result<State, LoadError> {
     build(game, seed, &mut |state| {
+        let made = &mut Made::new(byte_budget(game));
         let start = entities.trim_start();
         if start.starts_with('[') {
-            load_entity_array(state, entities)
+            load_entity_array(state, made, entities)
         } else if start.starts_with('{') {
-            load_entity_object(state, entities)
+            load_entity_object(state, made, entities)
         } else {
             // Any other shape (a wrong type) is read whole, as the
             // value-tree path reads it, for the same error.
@@ -109,9 +124,19 @@ pub fn state_from_game_streamed(
                 path: "entities".into(),
                 message: e.to_string(),
             })?;
-            load_entities(state, &value)
+            load_entities(state, made, &value)
         }
     })
+}
+
+/// The byte budget a game asks for (`limits.bytesMax`), or the default:
+/// what its card sets must fit in. (The host checks the field itself, and
+/// the whole table against it, when it builds the room.)
+fn byte_budget(game: &Json) -> u64 {
+    game.get("limits")
+        .and_then(|l| l.get("bytesMax"))
+        .and_then(Json::as_u64)
+        .unwrap_or(crate::txn::BYTES_MAX_DEFAULT)
 }
 
 /// The steps of loading a manifest; `entities` loads the entities.
@@ -163,20 +188,7 @@ fn build(
     check_owners(&state)?;
     trips_on_load(&mut state);
     if let Some(prefabs) = top.get("prefabs") {
-        let map = as_object(prefabs, "prefabs")?;
-        for (pid, def) in map {
-            let path = format!("prefabs[\"{pid}\"]");
-            let obj = as_object(def, &path)?;
-            if obj.contains_key("id") {
-                return err(
-                    &format!("{path}.id"),
-                    "prefabs have no id: spawned entities get one from the spawning action",
-                );
-            }
-            let e = entity_from_def("", obj, &path)?;
-            owner_is_a_seat(&state, &e, &path)?;
-            state.prefabs.insert(pid.clone(), def.clone());
-        }
+        load_prefabs(&mut state, prefabs)?;
     }
     state.rebuild_indexes();
     for key in ["scripts", "prefabs", "limits"] {
@@ -199,6 +211,32 @@ fn build(
         }
     }
     Ok(state)
+}
+
+/// Checks every prefab (an entity definition without id or cards) and
+/// keeps its definition for `entity.spawn`.
+fn load_prefabs(state: &mut State, prefabs: &Json) -> Result<(), LoadError> {
+    let map = as_object(prefabs, "prefabs")?;
+    for (pid, def) in map {
+        let path = format!("prefabs[\"{pid}\"]");
+        let obj = as_object(def, &path)?;
+        if obj.contains_key("id") {
+            return err(
+                &format!("{path}.id"),
+                "prefabs have no id: spawned entities get one from the spawning action",
+            );
+        }
+        if obj.contains_key("cards") {
+            return err(
+                &format!("{path}.cards"),
+                "a prefab's container starts empty: card sets belong to the entities of \"entities\"",
+            );
+        }
+        let e = entity_from_def("", obj, &path)?;
+        owner_is_a_seat(state, &e, &path)?;
+        state.prefabs.insert(pid.clone(), def.clone());
+    }
+    Ok(())
 }
 
 /// Checks flat settings: boolean, finite number or string values only.
@@ -228,16 +266,16 @@ pub fn settings_from(v: &Json, path: &str) -> Result<BTreeMap<String, Value>, Lo
     Ok(out)
 }
 
-fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
+fn load_entities(state: &mut State, made: &mut Made, entities: &Json) -> Result<(), LoadError> {
     match entities {
         Json::Array(list) => {
             for (i, e) in list.iter().enumerate() {
-                load_array_entity(state, i, e)?;
+                load_array_entity(state, made, i, e)?;
             }
         }
         Json::Object(map) => {
             for (id, e) in map {
-                load_keyed_entity(state, id, e)?;
+                load_keyed_entity(state, made, id, e)?;
             }
         }
         _ => {
@@ -251,7 +289,12 @@ fn load_entities(state: &mut State, entities: &Json) -> Result<(), LoadError> {
 }
 
 /// `entities["id"]` of the object form.
-fn load_keyed_entity(state: &mut State, id: &str, e: &Json) -> Result<(), LoadError> {
+fn load_keyed_entity(
+    state: &mut State,
+    made: &mut Made,
+    id: &str,
+    e: &Json,
+) -> Result<(), LoadError> {
     let path = format!("entities[\"{id}\"]");
     if id.is_empty() {
         return err(&path, "entity ids must be non-empty");
@@ -265,13 +308,13 @@ fn load_keyed_entity(state: &mut State, id: &str, e: &Json) -> Result<(), LoadEr
             );
         }
     }
-    add_entity(state, id, obj, &path)
+    add_entity(state, made, id, obj, &path)
 }
 
 /// The object form read lean: each entity stays text (a slice of
 /// `text`) until its turn, in key order (a key given twice keeps its last
 /// value), as the value-tree path reads it.
-fn load_entity_object(state: &mut State, text: &str) -> Result<(), LoadError> {
+fn load_entity_object(state: &mut State, made: &mut Made, text: &str) -> Result<(), LoadError> {
     let entries: std::collections::BTreeMap<String, &serde_json::value::RawValue> =
         serde_json::from_str(text).map_err(|e| LoadError {
             path: "entities".into(),
@@ -282,28 +325,33 @@ fn load_entity_object(state: &mut State, text: &str) -> Result<(), LoadError> {
             path: format!("entities[\"{id}\"]"),
             message: e.to_string(),
         })?;
-        load_keyed_entity(state, &id, &e)?;
+        load_keyed_entity(state, made, &id, &e)?;
     }
     Ok(())
 }
 
 /// `entities[i]` of the array form.
-fn load_array_entity(state: &mut State, i: usize, e: &Json) -> Result<(), LoadError> {
+fn load_array_entity(
+    state: &mut State,
+    made: &mut Made,
+    i: usize,
+    e: &Json,
+) -> Result<(), LoadError> {
     let path = format!("entities[{i}]");
     let obj = as_object(e, &path)?;
     let id = match obj.get("id") {
         Some(v) => nonempty_str(v, &format!("{path}.id"))?,
         None => return err(&path, "every entity needs an \"id\""),
     };
-    add_entity(state, id, obj, &format!("entities[\"{id}\"]"))
+    add_entity(state, made, id, obj, &format!("entities[\"{id}\"]"))
 }
 
 /// The array form read from its text one entity at a time (each entity is
 /// a small value, dropped once loaded); the first problem wins, as in
 /// [`load_entities`].
-fn load_entity_array(state: &mut State, text: &str) -> Result<(), LoadError> {
+fn load_entity_array(state: &mut State, made: &mut Made, text: &str) -> Result<(), LoadError> {
     use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
-    struct Each<'s>(&'s mut State);
+    struct Each<'s>(&'s mut State, &'s mut Made);
     impl<'de> Visitor<'de> for Each<'_> {
         type Value = Result<(), LoadError>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -312,7 +360,7 @@ fn load_entity_array(state: &mut State, text: &str) -> Result<(), LoadError> {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let mut i = 0;
             while let Some(e) = seq.next_element::<Json>()? {
-                if let Err(problem) = load_array_entity(self.0, i, &e) {
+                if let Err(problem) = load_array_entity(self.0, self.1, i, &e) {
                     // The rest is read past (the text must still be whole).
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     return Ok(Err(problem));
@@ -323,24 +371,36 @@ fn load_entity_array(state: &mut State, text: &str) -> Result<(), LoadError> {
         }
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let loaded = (&mut de).deserialize_seq(Each(state));
+    let loaded = (&mut de).deserialize_seq(Each(state, made));
     match loaded.and_then(|r| de.end().map(|()| r)) {
         Ok(result) => result,
         Err(e) => err("entities", e.to_string()),
     }
 }
 
+/// Loads one entity of `game.json`, and the cards its `cards` makes
+/// (docs/formats.md, Card sets).
 fn add_entity(
     state: &mut State,
+    made: &mut Made,
     id: &str,
     obj: &Map<String, Json>,
     path: &str,
 ) -> Result<(), LoadError> {
-    let e = entity_from_def(id, obj, path)?;
+    let e = entity_def(id, obj, path, GAME_ENTITY_KEYS)?;
+    if let Some(other) = made.origin(id) {
+        return err(
+            path,
+            format!("the id \"{id}\" is already a card's: {other} makes it; rename one"),
+        );
+    }
     state.insert_entity(e).map_err(|m| LoadError {
         path: path.to_owned(),
         message: m,
     })?;
+    if let Some(cards) = obj.get("cards") {
+        crate::cards::expand(state, made, id, cards, &format!("{path}.cards"))?;
+    }
     Ok(())
 }
 
@@ -350,7 +410,18 @@ fn add_entity(
 /// # Errors
 /// The first problem, with its path.
 pub fn entity_from_def(id: &str, obj: &Map<String, Json>, path: &str) -> Result<Entity, LoadError> {
-    only_keys(obj, ENTITY_KEYS, path)?;
+    entity_def(id, obj, path, ENTITY_KEYS)
+}
+
+/// [`entity_from_def`] with the keys `allowed` (a game's own entities may
+/// also have `cards`, which [`add_entity`] reads).
+fn entity_def(
+    id: &str,
+    obj: &Map<String, Json>,
+    path: &str,
+    allowed: &[&str],
+) -> Result<Entity, LoadError> {
+    only_keys(obj, allowed, path)?;
     let mut e = Entity::new(id);
     if let Some(tags) = obj.get("tags") {
         e.tags = string_list(tags, &format!("{path}.tags"))?;
