@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use digipology_kernel::EventKind;
-use digipology_room::matches::MatchConfig;
+use digipology_room::matches::config::number_cmp;
+use digipology_room::matches::{MatchConfig, Scoring, Standing};
 use digipology_room::{error::CliError, package, Package, Room};
 use serde_json::{json, Value};
 
@@ -126,7 +127,10 @@ struct Outcome {
     /// `stalled` (nobody could act and nothing was due) or `hung` (a move
     /// ran longer than `--stall-ms`).
     status: String,
-    scores: BTreeMap<String, f64>,
+    /// Seat → its score (a number), when the match reached `match_over`.
+    scores: BTreeMap<String, Value>,
+    /// The seats with the best score (docs/match.md, Results).
+    winners: Vec<String>,
     actions: u64,
     virtual_ms: i64,
     /// (action type, code) → count.
@@ -189,6 +193,8 @@ struct Plan<'a> {
     /// from a copy under its own seed.
     table: digipology_kernel::State,
     config: Option<(MatchConfig, PathBuf)>,
+    /// Which end of the scores wins (the config's `scoring`).
+    scoring: Scoring,
     seats: Vec<String>,
     bots: BTreeMap<String, Bot>,
     max_actions: u64,
@@ -520,11 +526,16 @@ fn read_result(room: &Room, out: &mut Outcome) {
         .to_owned();
     if let Some(scores) = result["scores"].as_object() {
         for (seat, v) in scores {
-            if let Some(f) = v.as_f64() {
-                out.scores.insert(seat.clone(), f);
+            if v.is_number() {
+                out.scores.insert(seat.clone(), v.clone());
             }
         }
     }
+    let scoring = room
+        .match_layer()
+        .map(|m| m.config.scoring())
+        .unwrap_or_default();
+    out.winners = scoring.winners(&out.scores);
 }
 
 /// Most matches one room plays in a row (reset between them).
@@ -654,22 +665,16 @@ fn play_run(
     out
 }
 
-/// Win/draw/loss of every seat in one finished match: the highest score
-/// wins alone, or draws when shared.
-fn standings(o: &Outcome, seats: &[String]) -> BTreeMap<String, &'static str> {
+/// Win/draw/loss of every seat in one finished match: the best score (the
+/// highest, or the lowest under `match.scoring`) wins alone, or draws
+/// when shared.
+fn standings(o: &Outcome, seats: &[String]) -> BTreeMap<String, Standing> {
     let mut out = BTreeMap::new();
     if o.status != "match_over" {
         return out;
     }
-    let best = o.scores.values().copied().fold(f64::NEG_INFINITY, f64::max);
-    let top = o.scores.values().filter(|v| **v == best).count();
     for seat in seats {
-        let mark = match o.scores.get(seat) {
-            Some(v) if *v == best && top == 1 => "win",
-            Some(v) if *v == best => "draw",
-            _ => "loss",
-        };
-        out.insert(seat.clone(), mark);
+        out.insert(seat.clone(), Standing::of(seat, &o.winners));
     }
     out
 }
@@ -690,12 +695,57 @@ fn wilson(k: u64, n: u64) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Rounds for the report (the same digits on every machine).
+/// Rounds for the report (the same digits on every machine); a number
+/// too large to round is already whole (and `-0` reads `0`).
 fn r4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
+    let y = x * 10_000.0;
+    if y.is_finite() {
+        y.round() / 10_000.0 + 0.0
+    } else {
+        x
+    }
 }
 
-/// Min, quartiles, max and a 10-bin histogram of `values`.
+/// Scores above this are scaled down (by [`SCALE`], a power of two, so
+/// exactly) before they are summed and squared, so that neither overflows.
+/// 2^500 (its biased exponent, 500 + 1023, in the exponent bits).
+const HUGE: f64 = f64::from_bits(1523 << 52);
+/// 2^-600.
+const SCALE: f64 = f64::from_bits(423 << 52);
+
+/// A seat's scores over the matches that reached `match_over`: how many,
+/// their mean, their population standard deviation (divided by the
+/// count, not the count less one) and their range — `null` without any.
+fn score_stats(scores: &[&Value]) -> Value {
+    let xs: Vec<f64> = scores.iter().filter_map(|v| v.as_f64()).collect();
+    let (Some(min), Some(max)) = (
+        scores.iter().copied().min_by(|a, b| by_number(a, b)),
+        scores.iter().copied().max_by(|a, b| by_number(a, b)),
+    ) else {
+        return Value::Null;
+    };
+    // At most a million matches: exact as a double.
+    #[allow(clippy::cast_precision_loss)]
+    let n = xs.len() as f64;
+    let big = xs.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let scale = if big > HUGE { SCALE } else { 1.0 };
+    let mean = xs.iter().map(|x| x * scale).sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x * scale - mean).powi(2)).sum::<f64>() / n;
+    json!({"matches": xs.len(), "mean": r4(mean / scale), "sd": r4(var.sqrt() / scale),
+           "min": min, "max": max})
+}
+
+/// Two score values in numeric order.
+fn by_number(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => number_cmp(x, y),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
+/// Min, quartiles, max and a histogram of `values`: at most ten bins of
+/// one width, from the least value, the last holding the greatest (one
+/// bin when every value is the same).
 fn spread(values: &[i64]) -> Value {
     let mut v = values.to_vec();
     v.sort_unstable();
@@ -703,11 +753,16 @@ fn spread(values: &[i64]) -> Value {
         return json!(null);
     };
     let at = |q: usize| v[(v.len() - 1) * q / 100];
-    // Ten bins covering lo..=hi.
-    let width = (hi - lo) / 10 + 1;
-    let mut bins = vec![0u64; 10];
+    // The fewest bins of one width up to ten covering lo..=hi: no bin
+    // past the greatest value.
+    let range = hi.saturating_sub(lo);
+    let width = range / 10 + 1;
+    let count = usize::try_from(range / width + 1).unwrap_or(10).min(10);
+    let mut bins = vec![0u64; count];
     for x in &v {
-        let b = usize::try_from((x - lo) / width).unwrap_or(0).min(9);
+        let b = usize::try_from(x.saturating_sub(lo) / width)
+            .unwrap_or(0)
+            .min(count - 1);
         bins[b] += 1;
     }
     json!({"min": lo, "p25": at(25), "median": at(50), "p75": at(75), "p90": at(90), "max": hi,
@@ -719,14 +774,20 @@ fn seat_rates(outcomes: &[Outcome], seats: &[String]) -> Value {
     let over = outcomes.iter().filter(|o| o.status == "match_over").count();
     let over = u64::try_from(over).unwrap_or(u64::MAX);
     let mut counts: BTreeMap<&str, [u64; 3]> = seats.iter().map(|s| (s.as_str(), [0; 3])).collect();
+    let mut scores: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for o in outcomes {
         for (seat, mark) in standings(o, seats) {
             if let Some(c) = counts.get_mut(seat.as_str()) {
                 c[match mark {
-                    "win" => 0,
-                    "draw" => 1,
-                    _ => 2,
+                    Standing::Win => 0,
+                    Standing::Draw => 1,
+                    Standing::Loss => 2,
                 }] += 1;
+            }
+        }
+        if o.status == "match_over" {
+            for (seat, v) in &o.scores {
+                scores.entry(seat).or_default().push(v);
             }
         }
     }
@@ -744,7 +805,8 @@ fn seat_rates(outcomes: &[Outcome], seats: &[String]) -> Value {
             (
                 seat.to_owned(),
                 json!({"wins": w, "draws": d, "losses": l, "winRate": rate(w),
-                "winRate95": [r4(lo), r4(hi)], "drawRate": rate(d)}),
+                "winRate95": [r4(lo), r4(hi)], "drawRate": rate(d),
+                "score": score_stats(scores.get(seat).map_or(&[][..], Vec::as_slice))}),
             )
         })
         .collect();
@@ -812,11 +874,6 @@ fn report(
         .take(FAILED_LISTED)
         .map(|o| json!({"seed": o.seed, "status": o.status, "scriptErrors": o.script_errors.keys().collect::<Vec<_>>(), "record": records.get(&o.seed)}))
         .collect();
-    let actions: Vec<i64> = outcomes
-        .iter()
-        .map(|o| i64::try_from(o.actions).unwrap_or(i64::MAX))
-        .collect();
-    let times: Vec<i64> = outcomes.iter().map(|o| o.virtual_ms).collect();
     json!({
         "simulate": 1,
         "game": plan.package.json.get("id"),
@@ -826,8 +883,9 @@ fn report(
         "maxActions": opts.max_actions,
         "thinkMs": opts.think_ms,
         "statuses": statuses,
+        "scoring": plan.scoring.name(),
         "seats": seat_rates(outcomes, &plan.seats),
-        "length": {"actions": spread(&actions), "virtualMs": spread(&times)},
+        "length": lengths(outcomes),
         "rejections": rejections,
         "scriptErrors": script_errors,
         "gameFaults": game_faults,
@@ -838,6 +896,17 @@ fn report(
         "failedCount": outcomes.iter().filter(|o| o.failed()).count(),
         "failedSeeds": outcomes.iter().filter(|o| o.failed()).map(|o| o.seed).take(FAILED_SEEDS).collect::<Vec<_>>(),
     })
+}
+
+/// How long the matches were: in bot moves and clock jumps, and in
+/// virtual time.
+fn lengths(outcomes: &[Outcome]) -> Value {
+    let actions: Vec<i64> = outcomes
+        .iter()
+        .map(|o| i64::try_from(o.actions).unwrap_or(i64::MAX))
+        .collect();
+    let times: Vec<i64> = outcomes.iter().map(|o| o.virtual_ms).collect();
+    json!({"actions": spread(&actions), "virtualMs": spread(&times)})
 }
 
 /// Per seat, the safe defaults the room played for it: how many, and in
@@ -1050,6 +1119,18 @@ fn bots_of(spec: &str, seats: &[String]) -> Result<BTreeMap<String, Bot>, String
     Ok(out)
 }
 
+/// Which end of the scores wins: `--match FILE`'s scoring, else the
+/// game's (the highest when neither declares one).
+fn scoring_of(package: &Package, config: Option<&MatchConfig>) -> Result<Scoring, CliError> {
+    Ok(match config {
+        Some(c) => c.scoring(),
+        None => package
+            .match_config()?
+            .map(|c| c.scoring())
+            .unwrap_or_default(),
+    })
+}
+
 /// `digipology simulate`: plays, reports, checks the expectations. The
 /// report goes to `--out` (report.json) or standard output.
 ///
@@ -1068,10 +1149,12 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
         None => None,
     };
     let seats = package.seats();
+    let scoring = scoring_of(&package, config.as_ref().map(|(c, _)| c))?;
     let plan = Plan {
         table: package.initial_state(0)?,
         package: &package,
         config,
+        scoring,
         bots: bots_of(&opts.bots, &seats).map_err(fail)?,
         seats,
         max_actions: opts.max_actions,
@@ -1142,16 +1225,27 @@ pub fn simulate(opts: &Options) -> Result<bool, CliError> {
 
 /// A few lines for a terminal when the report went to a folder.
 fn summary(report: &Value, dir: &Path) -> String {
+    let lowest = report["scoring"] == Scoring::LowestWins.name();
     let mut lines = vec![format!(
-        "simulate: {} matches of {} — {}",
+        "simulate: {} matches of {} — {}{}",
         report["matches"],
         report["game"].as_str().unwrap_or("?"),
-        report["statuses"]
+        report["statuses"],
+        if lowest { " (lowest score wins)" } else { "" }
     )];
     if let Some(seats) = report["seats"].as_object() {
         for (seat, r) in seats {
+            let s = &r["score"];
+            let score = if s.is_null() {
+                String::new()
+            } else {
+                format!(
+                    "; score mean {} (sd {}, min {}, max {})",
+                    s["mean"], s["sd"], s["min"], s["max"]
+                )
+            };
             lines.push(format!(
-                "  {seat}: wins {} ({}, 95% {}–{}), draws {}",
+                "  {seat}: wins {} ({}, 95% {}–{}), draws {}{score}",
                 r["wins"], r["winRate"], r["winRate95"][0], r["winRate95"][1], r["draws"]
             ));
         }
@@ -1168,4 +1262,74 @@ fn summary(report: &Value, dir: &Path) -> String {
         dir.join("report.json").display()
     ));
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(scores: &[Value]) -> Value {
+        score_stats(&scores.iter().collect::<Vec<_>>())
+    }
+
+    /// docs/simulate.md, The report: a seat's score mean, population
+    /// standard deviation and range, against values worked by hand.
+    #[test]
+    fn score_stats_match_the_hand_computed_values() {
+        // Mean 40 / 8 = 5; squared deviations 9+1+1+1+0+0+4+16 = 32,
+        // 32 / 8 = 4: sd 2 (the sample sd, 32 / 7, would be 2.1381).
+        let s = stats(&[2, 4, 4, 4, 5, 5, 7, 9].map(|n| json!(n)));
+        assert_eq!(
+            s,
+            json!({"matches": 8, "mean": 5.0, "sd": 2.0, "min": 2, "max": 9})
+        );
+        // Mean 1 / 3 = 0.3333; deviations -5/6, 2/3, 1/6 (squares 25/36,
+        // 16/36, 1/36), 42/36 / 3 = 7/18: sd 0.6236. Integers and floats
+        // mix; the range keeps each as the game wrote it.
+        let s = stats(&[json!(-0.5), json!(1), json!(0.5)]);
+        assert_eq!(
+            s,
+            json!({"matches": 3, "mean": 0.3333, "sd": 0.6236, "min": -0.5, "max": 1})
+        );
+        // One match: no spread.
+        assert_eq!(
+            stats(&[json!(7)]),
+            json!({"matches": 1, "mean": 7.0, "sd": 0.0, "min": 7, "max": 7})
+        );
+        // Scores near the largest double neither overflow nor vanish.
+        let s = stats(&[json!(1e300), json!(-1e300)]);
+        assert_eq!(s["mean"], json!(0.0), "{s}");
+        assert_eq!(s["sd"], json!(1e300), "{s}");
+        // No scores at all: no figures.
+        assert_eq!(stats(&[]), Value::Null);
+        // A mean that rounds to zero from below reads 0, not -0.
+        assert_eq!(stats(&[json!(-0.00001)])["mean"].to_string(), "0.0");
+    }
+
+    /// docs/simulate.md, The report: the length histogram never has a bin
+    /// past the longest match — one bin when every match is as long.
+    #[test]
+    fn histograms_stay_readable_for_one_length_or_a_few() {
+        let h = |v: &[i64]| spread(v)["histogram"].clone();
+        assert_eq!(
+            h(&[12, 12, 12]),
+            json!({"from": 12, "binWidth": 1, "counts": [3]})
+        );
+        assert_eq!(
+            h(&[5, 7, 7]),
+            json!({"from": 5, "binWidth": 1, "counts": [1, 0, 2]})
+        );
+        // Ten values of width one; eleven need width two, and six bins.
+        assert_eq!(h(&[0, 9])["counts"], json!([1, 0, 0, 0, 0, 0, 0, 0, 0, 1]));
+        assert_eq!(
+            h(&[0, 10]),
+            json!({"from": 0, "binWidth": 2, "counts": [1, 0, 0, 0, 0, 1]})
+        );
+        assert_eq!(
+            h(&[0, 1000]),
+            json!({"from": 0, "binWidth": 101, "counts": [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]})
+        );
+        let s = spread(&[12, 12]);
+        assert_eq!((s["min"].clone(), s["max"].clone()), (json!(12), json!(12)));
+    }
 }

@@ -55,7 +55,8 @@ pub fn page(report: &Value) -> String {
         report["thinkMs"],
         esc(&report["statuses"].to_string())
     );
-    seats(&mut out, &report["seats"]);
+    let lowest = report["scoring"].as_str() == Some("lowestWins");
+    seats(&mut out, &report["seats"], lowest);
     lengths(&mut out, &report["length"]);
     rejections(&mut out, &report["rejections"]);
     errors(&mut out, report);
@@ -66,8 +67,9 @@ pub fn page(report: &Value) -> String {
     out
 }
 
-/// Win rates as bars with their 95 % intervals, and a table.
-fn seats(out: &mut String, seats: &Value) {
+/// Win rates as bars with their 95 % intervals, and a table with each
+/// seat's scores; `lowest`: the lowest score wins.
+fn seats(out: &mut String, seats: &Value, lowest: bool) {
     let Some(rows) = seats.as_object() else {
         return;
     };
@@ -105,11 +107,28 @@ fn seats(out: &mut String, seats: &Value) {
         x0 + scale - 8.0,
         h - 4.0
     );
-    out.push_str("<p class=\"muted\">Green: win rate, with its 95 % interval; gold: draws.</p><table><tr><th>seat</th><th class=\"num\">wins</th><th class=\"num\">draws</th><th class=\"num\">losses</th><th class=\"num\">win rate</th><th>95 % interval</th></tr>");
+    let _ = write!(
+        out,
+        "<p class=\"muted\">{} Green: win rate, with its 95 % interval; gold: draws.</p><table><tr><th>seat</th><th class=\"num\">wins</th><th class=\"num\">draws</th><th class=\"num\">losses</th><th class=\"num\">win rate</th><th>95 % interval</th><th class=\"num\">mean score</th><th class=\"num\">sd</th><th>range</th></tr>",
+        if lowest {
+            "The lowest score wins."
+        } else {
+            "The highest score wins."
+        }
+    );
     for (seat, r) in rows {
+        let s = &r["score"];
+        let score = if s.is_null() {
+            "<td class=\"num\">–</td><td class=\"num\">–</td><td>–</td>".to_owned()
+        } else {
+            format!(
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} – {}</td>",
+                s["mean"], s["sd"], s["min"], s["max"]
+            )
+        };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} – {}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} – {}</td>{score}</tr>",
             esc(seat), r["wins"], r["draws"], r["losses"], r["winRate"], r["winRate95"][0], r["winRate95"][1]
         );
     }
@@ -156,6 +175,14 @@ fn histogram(out: &mut String, spread: &Value, what: &str) {
             120.0 - bar,
             lo.saturating_add(width).saturating_sub(1)
         );
+    }
+    if spread["min"] == spread["max"] {
+        let _ = write!(
+            out,
+            "</svg><p class=\"muted\">every match: {}</p>",
+            spread["min"]
+        );
+        return;
     }
     let _ = write!(
         out,

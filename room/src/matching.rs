@@ -907,18 +907,27 @@ impl Room {
 
     /// The match's result as one line of JSON (`{"status":"match_over",
     /// "scores":…}` or `{"status":"match_aborted","reason":…}`), once it
-    /// has one.
+    /// has one; with its `scoring` and `winners` when the config declares
+    /// a scoring (docs/match.md, Results).
     pub fn match_result(&self) -> Option<String> {
-        let r = self.matchup.as_ref()?.book.result.as_ref()?;
-        serde_json::to_string(r).ok()
+        let layer = self.matchup.as_ref()?;
+        let r = layer.book.result.as_ref()?;
+        if layer.config.scoring.is_none() {
+            return serde_json::to_string(r).ok();
+        }
+        let mut v = serde_json::to_value(r).ok()?;
+        layer.config.rank_result(&mut v);
+        Some(v.to_string())
     }
 
     /// [`Room::match_result`] as `viewer` may read it: why a match was
     /// aborted is the game's text (docs/observations.md, Text a game
     /// writes).
     pub fn match_result_for(&self, viewer: &Viewer) -> Option<String> {
-        let r = self.matchup.as_ref()?.book.result.as_ref()?;
+        let layer = self.matchup.as_ref()?;
+        let r = layer.book.result.as_ref()?;
         let mut v = serde_json::to_value(r).ok()?;
+        layer.config.rank_result(&mut v);
         if let Some(reason) = v.get_mut("reason") {
             self.kernel.state().scrub_json(reason, viewer);
         }

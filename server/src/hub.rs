@@ -1047,7 +1047,8 @@ impl Hub {
     }
 
     /// A game's leaderboard over its finished matches: per name, matches,
-    /// wins (the highest score alone), draws (shared), losses, aborted.
+    /// wins (the best score alone: the highest, or the lowest when the
+    /// game's `match.scoring` says so), draws (shared), losses, aborted.
     pub fn leaderboard(&self, game_id: &str) -> Vec<Value> {
         let lobby = locked(&self.lobby);
         let mut rows: BTreeMap<String, [u64; 5]> = BTreeMap::new();
@@ -1073,37 +1074,32 @@ impl Hub {
 const UNJOINED_MS: i64 = 10 * 60 * 1000;
 
 fn standings(m: &Match, rows: &mut BTreeMap<String, [u64; 5]>) {
+    use digipology_room::matches::{Scoring, Standing};
     let scores = m.result.as_ref().and_then(|r| r.get("scores"));
+    // The seats with the best score, by the scoring the result names (the
+    // highest wins when it names none); only the match's seats count.
+    let winners = m.result.as_ref().map(|r| {
+        let seated = scores
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(seat, _)| m.seats.iter().any(|s| &s.seat == *seat));
+        Scoring::of_result(r).winners(seated)
+    });
     // Ranked: players who gave a name (bots and nameless players play,
     // and count for the others, but have no row).
     for s in m.seats.iter().filter(|s| !s.bot) {
         let Some(name) = &s.name else { continue };
         let row = rows.entry(name.clone()).or_default();
         row[0] += 1;
-        let Some(scores) = scores else {
+        let (Some(_), Some(winners)) = (scores, &winners) else {
             row[4] += 1;
             continue;
         };
-        let mine = scores
-            .get(&s.seat)
-            .and_then(Value::as_f64)
-            .unwrap_or(f64::NEG_INFINITY);
-        let best = m
-            .seats
-            .iter()
-            .filter_map(|o| scores.get(&o.seat).and_then(Value::as_f64))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let at_best = m
-            .seats
-            .iter()
-            .filter(|o| scores.get(&o.seat).and_then(Value::as_f64) == Some(best))
-            .count();
-        if mine < best {
-            row[3] += 1;
-        } else if at_best > 1 {
-            row[2] += 1;
-        } else {
-            row[1] += 1;
+        match Standing::of(&s.seat, winners) {
+            Standing::Win => row[1] += 1,
+            Standing::Draw => row[2] += 1,
+            Standing::Loss => row[3] += 1,
         }
     }
 }

@@ -36,6 +36,115 @@ pub enum Ownership {
     SeatTags,
 }
 
+/// Which end of the scores wins (`match.scoring`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scoring {
+    /// The highest score wins (the default: most games).
+    #[default]
+    HighestWins,
+    /// The lowest score wins (golf, Hearts).
+    LowestWins,
+}
+
+impl Scoring {
+    /// Its name in a config (`highestWins`, `lowestWins`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scoring::HighestWins => "highestWins",
+            Scoring::LowestWins => "lowestWins",
+        }
+    }
+
+    /// The scoring a config names, if it names one.
+    pub fn from_name(name: &str) -> Option<Scoring> {
+        match name {
+            "highestWins" => Some(Scoring::HighestWins),
+            "lowestWins" => Some(Scoring::LowestWins),
+            _ => None,
+        }
+    }
+
+    /// The scoring a match result (the JSON a room reports) was ranked
+    /// by: the one it names, else the highest wins (a result from a game
+    /// that declares no scoring names none).
+    pub fn of_result(result: &Value) -> Scoring {
+        result
+            .get("scoring")
+            .and_then(Value::as_str)
+            .and_then(Scoring::from_name)
+            .unwrap_or_default()
+    }
+
+    /// The seats with the best score, in the scores' order: one seat wins
+    /// alone, several share the best (a draw), none when no seat has a
+    /// number. Scores that are not numbers are left out.
+    pub fn winners<'a>(
+        self,
+        scores: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    ) -> Vec<String> {
+        let numbers: Vec<(&String, &serde_json::Number)> = scores
+            .into_iter()
+            .filter_map(|(seat, v)| match v {
+                Value::Number(n) => Some((seat, n)),
+                _ => None,
+            })
+            .collect();
+        let better = |a: &serde_json::Number, b: &serde_json::Number| match self {
+            Scoring::HighestWins => number_cmp(a, b).is_gt(),
+            Scoring::LowestWins => number_cmp(a, b).is_lt(),
+        };
+        let Some(best) =
+            numbers
+                .iter()
+                .map(|(_, n)| *n)
+                .reduce(|best, n| if better(n, best) { n } else { best })
+        else {
+            return Vec::new();
+        };
+        numbers
+            .iter()
+            .filter(|(_, n)| number_cmp(n, best).is_eq())
+            .map(|(seat, _)| (*seat).clone())
+            .collect()
+    }
+}
+
+/// Where a seat stands in a finished match, from its winners
+/// ([`Scoring::winners`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Its score is the best, alone.
+    Win,
+    /// It shares the best score.
+    Draw,
+    /// Anything else (no score, or not the best).
+    Loss,
+}
+
+impl Standing {
+    /// `seat`'s standing among `winners`.
+    pub fn of(seat: &str, winners: &[String]) -> Standing {
+        match (winners.iter().any(|w| w == seat), winners.len()) {
+            (true, 1) => Standing::Win,
+            (true, _) => Standing::Draw,
+            (false, _) => Standing::Loss,
+        }
+    }
+}
+
+/// Two JSON numbers in numeric order: integers exactly (even past 2^53),
+/// otherwise as doubles (JSON has no NaN).
+pub fn number_cmp(a: &serde_json::Number, b: &serde_json::Number) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return x.cmp(&y);
+    }
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return x.cmp(&y);
+    }
+    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+    x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+}
+
 /// How a phase closes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Closure {
@@ -110,6 +219,9 @@ pub struct MatchConfig {
     pub rules: Map<String, Value>,
     /// Which pieces a seat may act on.
     pub ownership: Ownership,
+    /// Which end of the scores wins, when the config declares it (`None`:
+    /// the highest, and results name no winners, as before `scoring`).
+    pub scoring: Option<Scoring>,
 }
 
 /// A problem in a match config: the JSON path and what is wrong.
@@ -368,6 +480,19 @@ fn ownership(top: &Map<String, Value>, path: &str) -> Checked<Ownership> {
     }
 }
 
+fn scoring(top: &Map<String, Value>, path: &str) -> Checked<Option<Scoring>> {
+    match top.get("scoring") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_str().and_then(Scoring::from_name) {
+            Some(s) => Ok(Some(s)),
+            None => bad(
+                &format!("{path}.scoring"),
+                "must be \"highestWins\" or \"lowestWins\"",
+            ),
+        },
+    }
+}
+
 fn rules(top: &Map<String, Value>, path: &str) -> Checked<Map<String, Value>> {
     let (rules, rpath) = section(top, "rules", path)?;
     for (k, v) in &rules {
@@ -400,6 +525,7 @@ impl MatchConfig {
                 "rules",
                 "sensing",
                 "ownership",
+                "scoring",
             ],
             path,
         )?;
@@ -461,6 +587,7 @@ impl MatchConfig {
             phases,
             rules: rules(top, path)?,
             ownership: ownership(top, path)?,
+            scoring: scoring(top, path)?,
         })
     }
 
@@ -499,7 +626,35 @@ impl MatchConfig {
         if let (Ownership::SeatTags, Some(o)) = (self.ownership, out.as_object_mut()) {
             o.insert("ownership".into(), json!("seatTags"));
         }
+        if let (Some(s), Some(o)) = (self.scoring, out.as_object_mut()) {
+            o.insert("scoring".into(), json!(s.name()));
+        }
         out
+    }
+
+    /// Which end of the scores wins (the highest unless declared).
+    pub fn scoring(&self) -> Scoring {
+        self.scoring.unwrap_or_default()
+    }
+
+    /// Adds to a match result (`{"status":"match_over","scores":…}`) the
+    /// scoring it was ranked by and its `winners`, when the config
+    /// declares a scoring; a result without one is left as it was.
+    pub fn rank_result(&self, result: &mut Value) {
+        let Some(scoring) = self.scoring else {
+            return;
+        };
+        if result.get("status").and_then(Value::as_str) != Some("match_over") {
+            return;
+        }
+        let winners = match result.get("scores").and_then(Value::as_object) {
+            Some(scores) => scoring.winners(scores),
+            None => Vec::new(),
+        };
+        if let Some(o) = result.as_object_mut() {
+            o.insert("scoring".into(), json!(scoring.name()));
+            o.insert("winners".into(), json!(winners));
+        }
     }
 
     /// Whether `seat` may not act on `entity`: with `seatTags`, a piece
@@ -570,5 +725,86 @@ mod tests {
                 .unwrap_or_else(|| panic!("{v} is refused"));
             assert_eq!(e.path, "match.ownership", "{v}");
         }
+    }
+
+    /// `scoring` is `highestWins` or `lowestWins` (absent: undeclared,
+    /// and the manifest's shape leaves it out); anything else is refused
+    /// at its path.
+    #[test]
+    fn scoring_is_declared_or_absent() {
+        for (v, want) in [
+            (json!({}), None),
+            (json!({"scoring": null}), None),
+            (
+                json!({"scoring": "highestWins"}),
+                Some(Scoring::HighestWins),
+            ),
+            (json!({"scoring": "lowestWins"}), Some(Scoring::LowestWins)),
+        ] {
+            let c = parse(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
+            assert_eq!(c.scoring, want, "{v}");
+            assert_eq!(c.scoring(), want.unwrap_or(Scoring::HighestWins));
+            let shape = c.to_json();
+            assert_eq!(shape.get("scoring").is_some(), want.is_some(), "{shape}");
+            assert_eq!(parse(shape).expect("reads back").scoring, want);
+        }
+        for v in [
+            json!({"scoring": "lowest"}),
+            json!({"scoring": "lowest_wins"}),
+            json!({"scoring": -1}),
+        ] {
+            let e = parse(v.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{v} is refused"));
+            assert_eq!(e.path, "match.scoring", "{v}");
+            assert!(e.message.contains("lowestWins"), "{e}");
+        }
+    }
+
+    /// The best score wins alone, or draws when shared; numbers compare
+    /// as numbers (integers exactly), anything else is no score.
+    #[test]
+    fn winners_follow_the_scoring() {
+        let scores: Map<String, Value> = serde_json::from_value(json!({
+            "a": 3, "b": 7, "c": 3.0, "d": "9", "e": null
+        }))
+        .expect("scores");
+        assert_eq!(Scoring::HighestWins.winners(&scores), ["b"]);
+        assert_eq!(Scoring::LowestWins.winners(&scores), ["a", "c"]);
+        let big: Map<String, Value> = serde_json::from_value(
+            json!({"a": 9_007_199_254_740_993_i64, "b": 9_007_199_254_740_992_i64}),
+        )
+        .expect("scores");
+        assert_eq!(Scoring::HighestWins.winners(&big), ["a"]);
+        assert_eq!(Scoring::LowestWins.winners(&big), ["b"]);
+        assert!(Scoring::LowestWins.winners(&Map::new()).is_empty());
+        let w = Scoring::LowestWins.winners(&scores);
+        assert_eq!(Standing::of("a", &w), Standing::Draw);
+        assert_eq!(Standing::of("b", &w), Standing::Loss);
+        assert_eq!(Standing::of("a", &["a".to_owned()]), Standing::Win);
+        assert_eq!(Standing::of("z", &[]), Standing::Loss);
+    }
+
+    /// A declared scoring adds the winners to a match result; without
+    /// one, and for an aborted match, the result is left as it was.
+    #[test]
+    fn a_declared_scoring_names_the_winners() {
+        let over = json!({"status": "match_over", "scores": {"a": 3, "b": 7}});
+        let mut r = over.clone();
+        parse(json!({})).expect("config").rank_result(&mut r);
+        assert_eq!(r, over);
+        parse(json!({"scoring": "lowestWins"}))
+            .expect("config")
+            .rank_result(&mut r);
+        assert_eq!(r["winners"], json!(["a"]));
+        assert_eq!(r["scoring"], "lowestWins");
+        assert_eq!(Scoring::of_result(&r), Scoring::LowestWins);
+        assert_eq!(Scoring::of_result(&over), Scoring::HighestWins);
+        let aborted = json!({"status": "match_aborted", "reason": "x"});
+        let mut r = aborted.clone();
+        parse(json!({"scoring": "lowestWins"}))
+            .expect("config")
+            .rank_result(&mut r);
+        assert_eq!(r, aborted);
     }
 }

@@ -21,7 +21,9 @@ use digipology_lua::{LuaHost, PhaseAnswer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use config::{Closure, ConfigError, MatchConfig, Ownership, Reset, Visibility};
+pub use config::{
+    Closure, ConfigError, MatchConfig, Ownership, Reset, Scoring, Standing, Visibility,
+};
 
 /// Where a seat stands in the match (seed 004: participation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -58,7 +58,9 @@ pub fn match_parts(
     out.insert("resources".into(), resources(layer, viewer));
     let result = match &book.result {
         Some(MatchResult::MatchOver { scores }) => {
-            json!({"status": "match_over", "scores": scores})
+            let mut result = json!({"status": "match_over", "scores": scores});
+            layer.config.rank_result(&mut result);
+            result
         }
         Some(MatchResult::MatchAborted { reason }) => {
             json!({"status": "match_aborted", "reason": reason})
