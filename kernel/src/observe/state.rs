@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::text::Reader;
-use super::{Sight, Viewer};
+use super::{opens, Sight, Viewer};
 use crate::canonical::entity_value;
-use crate::entity::{Entity, Visibility};
+use crate::entity::Entity;
 use crate::id::Id;
 use crate::records::PromptStatus;
 use crate::state::State;
@@ -111,11 +111,9 @@ impl State {
             }
         }
         if let Some(c) = &e.components.container {
-            let open = match &c.visibility {
-                Visibility::Public => true,
-                Visibility::Private(seat) => viewer.seat() == Some(seat),
-                Visibility::Hidden => false,
-            };
+            // Open to the viewer when its items lie where the viewer sees
+            // (a container revealed to it inside another's hand is not).
+            let open = self.inside(e).is_some_and(|w| opens(&w, viewer));
             if let Some(Value::Object(k)) = comps.get_mut("container") {
                 if open {
                     let items = c.items.iter().filter_map(shown).map(Value::from);
@@ -126,19 +124,14 @@ impl State {
                         "count".into(),
                         Value::Number(crate::num::count_to_f64(c.items.len() as u64)),
                     );
-                    // What has been revealed to this viewer, where it lies.
-                    let revealed: Vec<Value> = c
-                        .items
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, id)| {
-                            let id = shown(id)?;
-                            let index = Value::Number(crate::num::count_to_f64(i as u64));
-                            Some(object([("index", index), ("id", Value::from(id))]))
-                        })
-                        .collect();
+                    // What has been revealed to this viewer, but not where
+                    // it lies: sorted as seen (a position, or the real
+                    // order, would tell of the items it does not see).
+                    let mut revealed: Vec<String> = c.items.iter().filter_map(shown).collect();
                     if !revealed.is_empty() {
-                        k.insert("shown".into(), Value::Array(revealed));
+                        revealed.sort_unstable();
+                        let list = revealed.into_iter().map(Value::from).collect();
+                        k.insert("shown".into(), Value::Array(list));
                     }
                 }
             }
