@@ -896,9 +896,10 @@ end
 }
 
 /// Must show (issue 37), through the command line: `run --view` as south
-/// or as a spectator prints the same events, state (`--state-out`),
-/// observations and closing view hash whichever orders north sorts its
-/// hand into before playing the same cards; as north, they differ.
+/// or as a spectator prints the same events (JSONL and text), state
+/// (`--state-out`), observations and closing view hash whichever orders
+/// north sorts its hand into before playing the same cards; as north,
+/// they differ.
 #[test]
 fn run_view_shows_no_one_else_the_order_north_sorts_its_hand_into() {
     let dir = scratch("hidden-run-order");
@@ -976,8 +977,24 @@ fn run_view_shows_no_one_else_the_order_north_sorts_its_hand_into() {
             "{view}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // The readable rendering too.
+        let text = run(
+            &[
+                "run",
+                "examples/peek-and-play",
+                "--actions",
+                actions.to_str().unwrap_or_default(),
+                "--format",
+                "text",
+                "--view",
+                view,
+            ],
+            b"",
+        );
+        assert!(text.status.success());
         (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&text.stdout),
             std::fs::read_to_string(&state).expect("state written"),
             std::fs::read_to_string(&observations).expect("observations written"),
             String::from_utf8_lossy(&out.stderr).into_owned(),
