@@ -1322,3 +1322,17 @@ fn container_reorder_rejections() {
     );
     assert_eq!(items_of(&k, "hand_n"), json!(["n1", "n2", "n3"]));
 }
+
+#[test]
+fn container_reorder_is_rolled_back_with_its_action() {
+    let mut k = hands();
+    reject_with(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n3", "n2", "n1"])),
+        "script_error",
+        &mut failing_host(),
+    );
+    assert_eq!(items_of(&k, "hand_n"), json!(["n1", "n2", "n3"]));
+    accept(&mut k, reorder("p1", "hand_n", json!(["n3", "n2", "n1"])));
+    assert_eq!(items_of(&k, "hand_n"), json!(["n3", "n2", "n1"]));
+}
