@@ -269,9 +269,15 @@ function Entity:reveal_to(seats)
   if type(seats) == "string" then seats = { seats } end
   submit("entity.reveal", { entityId = self[1], to = seats })
 end
+-- A peek reveals in id order, not the container's: the order of the
+-- reveals would tell others where each card lies (docs/observations.md,
+-- Positions).
+local function id_less(a, b) return a[1] < b[1] end
 function Entity:peek(seat)
   if type(seat) ~= "string" then error("peek expects a seat id", 2) end
-  for _, item in raw_ipairs(self:items()) do item:reveal_to(seat) end
+  local items = self:items()
+  sort(items, id_less)
+  for _, item in raw_ipairs(items) do item:reveal_to(seat) end
 end
 function Entity:set_visibility(visibility, owner)
   key_of(self)

@@ -33,13 +33,22 @@ struct Change {
 
 /// Every creator-visible behaviour kept per version (CHANGELOG.md lists
 /// the changes; docs/lua-api.md, API versions, the table).
-const CHANGES: &[Change] = &[Change {
+const CHANGES: &[Change] = &[
+    Change {
     since: 2,
     older: |line| line.contains("game.seats()"),
     newer: |line| seats_by_key(line) || seats_in_pairs(line),
     older_says: "game.seats() here is API 1's map {seatId = playerId or false} (it also answers ipairs and #, as API 2's list); from \"apiVersion\": 2 it is a list of {id = seat, player = playerId} in seat order — move when the script reads it as a list",
     newer_says: "game.seats() is a list in seat order since API 2 ({ {id = seat, player = playerId}, … }): indexing it by a seat id, or pairs over it as seat = player, reads nothing — use game.seat(seat) for the player in a seat, ipairs(game.seats()) for all of them",
-}];
+    },
+    Change {
+        since: 3,
+        older: |line| line.contains("reveal_to(") || line.contains(":peek("),
+        newer: |_| false,
+        older_says: "a card revealed here shows the seat where it lies in a hand it cannot see into (`shown[i].index`) under API 1 and 2 — with a hand kept sorted, that tells of the other cards; from \"apiVersion\": 3 it shows which card only (docs/observations.md, Positions)",
+        newer_says: "",
+    },
+];
 
 /// `game.seats()[x]` where `x` is not a number: the API 1 map read by key.
 fn seats_by_key(line: &str) -> bool {

@@ -122,7 +122,7 @@ fn api_2_seats_are_a_list_in_seat_order() {
 /// else is refused at load with the key named, and `check` says so.
 #[test]
 fn an_unknown_api_version_is_refused_by_name() {
-    for bad in [json!(0), json!(3), json!("2"), json!(1.5), json!(null)] {
+    for bad in [json!(0), json!(4), json!("2"), json!(1.5), json!(null)] {
         let dir = scratch("api-bad");
         let game = json!({"apiVersion": bad, "seats": ["north"]});
         std::fs::write(dir.join("game.json"), game.to_string()).expect("write");
@@ -130,7 +130,7 @@ fn an_unknown_api_version_is_refused_by_name() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!out.status.success(), "{bad}: {text}");
         assert!(
-            text.contains("apiVersion: must be a whole number from 1 to 2"),
+            text.contains("apiVersion: must be a whole number from 1 to 3"),
             "{bad}: {text}"
         );
         let run_out = run(&["run", &dir.display().to_string()], b"");
@@ -180,4 +180,13 @@ fn check_warns_about_superseded_uses() {
     let listed = "function on_start()\n  for _, s in ipairs(game.seats()) do end -- game.seats()[s]\n  local first = game.seats()[1]\nend\n";
     let text = checked(Some(json!(2)), listed);
     assert!(!text.contains("warning"), "{text}");
+    let peek = "function on_start()\n  game.entity(\"hand\"):peek(\"south\")\nend\n";
+    let text = checked(Some(json!(2)), peek);
+    assert!(
+        text.contains(
+            "main.lua:2: warning: (apiVersion 2) a card revealed here shows the seat where it lies"
+        ),
+        "{text}"
+    );
+    assert!(!checked(Some(json!(3)), peek).contains("warning"));
 }

@@ -689,3 +689,327 @@ fn a_games_view_names_cards_as_the_viewer_sees_them() {
         json!("north holds ?, ?, ?; south holds ?, ?, ?")
     );
 }
+
+/// North's hand in world two: the same cards in another order — the
+/// save's item list, and the open prompt's `play:` choices, which the
+/// game lists in hand order.
+fn reorder_hand_in_save(save: &str, hand: &str, order: &[String]) -> String {
+    let mut doc: Value = serde_json::from_str(save).expect("save JSON");
+    let state = &mut doc["state"];
+    state["entities"][hand]["components"]["container"]["items"] = json!(order);
+    if let Some(prompts) = state["prompts"].as_object_mut() {
+        for p in prompts.values_mut().filter(|p| p["status"] == "open") {
+            let Some(choices) = p["choices"].as_array_mut() else {
+                continue;
+            };
+            let plays: Vec<Value> = order.iter().map(|c| json!(format!("play:{c}"))).collect();
+            let in_hand = |c: &Value| plays.contains(c);
+            if choices.iter().filter(|c| in_hand(c)).count() == plays.len() {
+                let rest: Vec<Value> = choices.iter().filter(|c| !in_hand(c)).cloned().collect();
+                *choices = plays.into_iter().chain(rest).collect();
+            }
+        }
+    }
+    doc.to_string()
+}
+
+/// North sorts its hand into a random order of its own.
+fn sort_hand(room: &Room, dice: &mut Dice) -> Value {
+    let mut hand = items(room, "hand_north");
+    for i in (1..hand.len()).rev() {
+        hand.swap(i, dice.below(i + 1));
+    }
+    json!({"type": "container.reorder", "source": {"kind": "player", "playerId": "ann"},
+           "payload": {"entityId": "hand_north", "items": hand}})
+}
+
+/// Where the card north played lay in its hand, as the referee saw it.
+fn played_from(events: &[digipology_kernel::Event]) -> Option<u64> {
+    events.iter().find_map(|e| match &e.kind {
+        EventKind::ContainerMoved {
+            from: Some(from),
+            from_index,
+            ..
+        } if &**from == "hand_north" => *from_index,
+        _ => None,
+    })
+}
+
+/// Must show (issue 37): a hand's order tells nothing. Two worlds that
+/// differ only in the order of north's hand (the same cards), played with
+/// the same actions — north plays the same cards, from different places
+/// in its hand — and north sorting its hand in each world into orders of
+/// its own as it goes: south and a spectator get byte-identical
+/// observations (events, state, view hash, legal actions) of every
+/// action, a peek at north's hand included, until north takes a new
+/// hand (its cards go into the pile in hand order, and the worlds deal
+/// differently from then on). North itself sees its orders differ.
+#[test]
+fn a_hands_order_tells_nothing_to_anyone_but_its_owner() {
+    let viewers = [Viewer::Seat("south".into()), Viewer::Spectator];
+    let north = Viewer::Seat("north".into());
+    let (mut compared, mut plays_apart, mut sorts, mut north_apart) = (0, 0, 0, 0);
+    for seed in 0..16_u64 {
+        let one = started(&game(), seed);
+        let hand = items(&one, "hand_north");
+        let mut order = hand.clone();
+        order.rotate_left(1 + dice_pick(seed, hand.len() - 1));
+        assert_ne!(order, hand);
+        let save = one.save_json("peek-and-play");
+        let mut one = resumed(&game(), &save, &format!("order-a-{seed}"));
+        let mut two = resumed(
+            &game(),
+            &reorder_hand_in_save(&save, "hand_north", &order),
+            &format!("order-b-{seed}"),
+        );
+        assert_ne!(one.kernel().state_hash(), two.kernel().state_hash());
+        let mut dice = Dice(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let mut dice_two = Dice(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+        'play: for step in 0..60 {
+            let Some((seat, actions)) = next_actions(&one, &mut dice) else {
+                break;
+            };
+            let mut steps: Vec<(Value, Value)> =
+                actions.into_iter().map(|a| (a.clone(), a)).collect();
+            if seat == "north" && dice.below(2) == 0 {
+                steps.insert(
+                    0,
+                    (sort_hand(&one, &mut dice), sort_hand(&two, &mut dice_two)),
+                );
+                sorts += 1;
+            }
+            for (a1, a2) in steps {
+                let takes_new_hand = a1["payload"]["response"] == "mulligan" && seat == "north";
+                let (e1, e2) = (act(&mut one, &a1), act(&mut two, &a2));
+                if takes_new_hand {
+                    break 'play;
+                }
+                if let (Some(i), Some(j)) = (played_from(&e1), played_from(&e2)) {
+                    plays_apart += usize::from(i != j);
+                }
+                for viewer in &viewers {
+                    let (o1, o2) = (
+                        observation(&mut one, &e1, viewer),
+                        observation(&mut two, &e2, viewer),
+                    );
+                    assert_eq!(
+                        o1, o2,
+                        "seed {seed}, step {step}: {viewer:?} tells north's orders apart after {a1}"
+                    );
+                    compared += 1;
+                }
+                north_apart += usize::from(
+                    observation(&mut one, &e1, &north) != observation(&mut two, &e2, &north),
+                );
+            }
+        }
+    }
+    assert!(compared >= 300, "only {compared} observations compared");
+    assert!(
+        plays_apart >= 10,
+        "only {plays_apart} plays from different places"
+    );
+    assert!(
+        sorts >= 10 && north_apart >= 10,
+        "{sorts} sorts, {north_apart}"
+    );
+}
+
+/// Must show (issue 37): players sort their cards. North puts its hand in
+/// an order of its own; south and a spectator learn that it did and no
+/// more; another seat cannot arrange north's hand, nor anyone the pile —
+/// the same answer whatever it names; a game's general guard still
+/// decides.
+#[test]
+fn a_player_sorts_their_own_hand_and_only_they_see_the_order() {
+    let game = example_copy("hidden-sort", "peek-and-play");
+    let main = game.join("scripts/main.lua");
+    let src = std::fs::read_to_string(&main).expect("main.lua");
+    std::fs::write(
+        &main,
+        src + r#"
+function can_act(player, action)
+  local seat = game.seat_of(player)
+  if action.type == "container.reorder" and action.payload.entityId == "hand_" .. tostring(seat)
+      and seat ~= storage.seat then
+    return false, "sort your hand on your turn"
+  end
+  return true
+end
+"#,
+    )
+    .expect("write");
+    let mut room = started(&game, 3);
+    let mut hand = items(&room, "hand_north");
+    hand.reverse();
+    let sort = |p: &str, container: &str, list: &[String]| {
+        json!({"type": "container.reorder", "source": {"kind": "player", "playerId": p},
+               "payload": {"entityId": container, "items": list}})
+    };
+    let events = act(&mut room, &sort("ann", "hand_north", &hand));
+    assert_eq!(items(&room, "hand_north"), hand);
+    let seen = |room: &mut Room, viewer: &str| {
+        let mut line = String::new();
+        assert!(room.kernel().state().write_event_for(
+            &events[0],
+            &Viewer::parse(viewer),
+            &mut line
+        ));
+        line
+    };
+    assert!(seen(&mut room, "north").contains(&format!("\"items\":{}", json!(hand))));
+    for viewer in ["south", "spectator"] {
+        let line = seen(&mut room, viewer);
+        assert!(
+            line.ends_with("\"data\":{\"containerId\":\"hand_north\",\"items\":null}}"),
+            "{viewer}: {line}"
+        );
+    }
+    // Not another seat's hand, nor the pile: refused before what it names
+    // is looked at.
+    let code = |events: &[digipology_kernel::Event]| match &events[0].kind {
+        EventKind::ActionRejected { rejection, .. } => {
+            Some((rejection.code.as_str(), rejection.message.clone()))
+        }
+        _ => None,
+    };
+    let mut real = hand.clone();
+    real.sort();
+    let (c, m1) = code(&act(&mut room, &sort("bob", "hand_north", &real))).expect("refused");
+    assert_eq!(c, "not_yours");
+    let fake = vec!["c99".to_owned(); real.len()];
+    let (_, m2) = code(&act(&mut room, &sort("bob", "hand_north", &fake))).expect("refused");
+    assert_eq!(m1, m2, "what south named makes no difference");
+    let pile = items(&room, "draw_pile");
+    let (c, _) = code(&act(&mut room, &sort("ann", "draw_pile", &pile))).expect("refused");
+    assert_eq!(c, "not_yours");
+    // The game's general guard still decides: south may sort on its turn
+    // only, and it is north's.
+    let mut south = items(&room, "hand_south");
+    south.reverse();
+    let (c, m) = code(&act(&mut room, &sort("bob", "hand_south", &south))).expect("refused");
+    assert_eq!(
+        (c, m.as_str()),
+        ("guard_denied", "sort your hand on your turn")
+    );
+    assert_ne!(items(&room, "hand_south"), south);
+}
+
+/// Must show (issue 37), through the command line: `run --view` as south
+/// or as a spectator prints the same events (JSONL and text), state
+/// (`--state-out`), observations and closing view hash whichever orders
+/// north sorts its hand into before playing the same cards; as north,
+/// they differ.
+#[test]
+fn run_view_shows_no_one_else_the_order_north_sorts_its_hand_into() {
+    let dir = scratch("hidden-run-order");
+    let setup: Vec<&str> = include_str!("../examples/peek-and-play/actions.jsonl")
+        .lines()
+        .take(5)
+        .collect();
+    let sort = |list: &[&str]| {
+        json!({"type": "container.reorder", "source": {"kind": "player", "playerId": "ann"},
+               "payload": {"entityId": "hand_north", "items": list}})
+        .to_string()
+    };
+    let say = |p: &str, prompt: &str, answer: &str| {
+        json!({"type": "prompt.respond", "source": {"kind": "player", "playerId": p},
+               "payload": {"promptId": prompt, "response": answer}})
+        .to_string()
+    };
+    // North holds c09, c12, c02 (seed 0); it plays c09, south peeks,
+    // north draws c03, south draws, north plays c12 — from other places in
+    // each world.
+    let world = |orders: [&[&str]; 3]| -> String {
+        let mut lines: Vec<String> = setup.iter().map(|l| (*l).to_owned()).collect();
+        lines.push(sort(orders[0]));
+        lines.push(say("ann", "ask_1", "play:c09"));
+        lines.push(say("bob", "ask_2", "peek"));
+        lines.push(sort(orders[1]));
+        lines.push(say("ann", "ask_3", "draw"));
+        lines.push(say("bob", "ask_4", "draw"));
+        lines.push(sort(orders[2]));
+        lines.push(say("ann", "ask_5", "play:c12"));
+        lines.join("\n") + "\n"
+    };
+    let one = write(
+        &dir,
+        "one.jsonl",
+        world([
+            &["c09", "c12", "c02"],
+            &["c12", "c02"],
+            &["c12", "c02", "c03"],
+        ])
+        .as_bytes(),
+    );
+    let two = write(
+        &dir,
+        "two.jsonl",
+        world([
+            &["c02", "c12", "c09"],
+            &["c02", "c12"],
+            &["c03", "c02", "c12"],
+        ])
+        .as_bytes(),
+    );
+    let seen = |actions: &Path, view: &str, name: &str| -> (String, String, String, String) {
+        let state = dir.join(format!("{name}-{view}-state.json"));
+        let observations = dir.join(format!("{name}-{view}-observations.jsonl"));
+        let out = run(
+            &[
+                "run",
+                "examples/peek-and-play",
+                "--actions",
+                actions.to_str().unwrap_or_default(),
+                "--format",
+                "jsonl",
+                "--view",
+                view,
+                "--state-out",
+                state.to_str().unwrap_or_default(),
+                "--observations",
+                observations.to_str().unwrap_or_default(),
+            ],
+            b"",
+        );
+        assert!(
+            out.status.success(),
+            "{view}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The readable rendering too.
+        let text = run(
+            &[
+                "run",
+                "examples/peek-and-play",
+                "--actions",
+                actions.to_str().unwrap_or_default(),
+                "--format",
+                "text",
+                "--view",
+                view,
+            ],
+            b"",
+        );
+        assert!(text.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&text.stdout),
+            std::fs::read_to_string(&state).expect("state written"),
+            std::fs::read_to_string(&observations).expect("observations written"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let referee = seen(&one, "referee", "one").0;
+    assert_eq!(
+        referee.matches("\"container.reordered\"").count(),
+        3,
+        "{referee}"
+    );
+    assert!(!referee.contains("action.rejected"), "{referee}");
+    for view in ["south", "spectator"] {
+        assert_eq!(seen(&one, view, "one"), seen(&two, view, "two"), "{view}");
+    }
+    let (a, b) = (seen(&one, "north", "one"), seen(&two, "north", "two"));
+    assert_ne!(a.0, b.0, "north sees its own orders");
+}

@@ -817,3 +817,66 @@ fn finished_and_open_matches_page_by_id() {
     );
     assert_eq!(r.status, 400, "an unknown parameter is refused");
 }
+
+/// Must show (issue 37): a seat sorts its own hand over HTTP
+/// (`container.reorder`); the other seat and a spectator learn, in their
+/// event streams, that it did and not how, and their observations do not
+/// change; the other seat cannot sort it.
+#[test]
+fn a_seat_sorts_its_hand_over_http_and_only_it_sees_the_order() {
+    let data = scratch("server-sort");
+    let server = Server::start(
+        &[root().join("examples/peek-and-play")],
+        &data.join("d"),
+        &[],
+    );
+    let mut one = Client::enqueue(&server.addr, "peek-and-play", "ann");
+    let mut two = Client::enqueue(&server.addr, "peek-and-play", "bob");
+    let (north, south) = if one.seat == "north" {
+        (&mut one, &mut two)
+    } else {
+        (&mut two, &mut one)
+    };
+    let mut spectator = Client::spectator(&server.addr, &north.match_id);
+    let items =
+        |obs: &Value| obs["view"]["entities"]["hand_north"]["components"]["container"].clone();
+    let mut hand: Vec<Value> = Vec::new();
+    let mut after = None;
+    for _ in 0..20 {
+        let obs = north.observe(after);
+        hand = items(&obs)["items"].as_array().cloned().unwrap_or_default();
+        if hand.len() == 3 {
+            break;
+        }
+        after = obs["seq"].as_u64();
+    }
+    assert_eq!(hand.len(), 3, "north was dealt its hand");
+    let south_before = items(&south.observe(None));
+    let spectator_before = items(&spectator.observe(None));
+    hand.reverse();
+    let sort =
+        json!({"type": "container.reorder", "payload": {"entityId": "hand_north", "items": hand}});
+    let answer = north.act(&sort);
+    assert_eq!(answer["accepted"], true, "{answer}");
+    let seq = answer["seq"].as_u64().expect("seq");
+    assert_eq!(items(&north.observe(None))["items"], json!(hand));
+    for (viewer, before) in [
+        (&mut *south, south_before),
+        (&mut spectator, spectator_before),
+    ] {
+        assert_eq!(items(&viewer.observe(None)), before, "{}", viewer.seat);
+        let reordered: Vec<Value> = viewer
+            .stream(None, |m| m.id.is_some_and(|i| i >= seq))
+            .iter()
+            .flat_map(|m| m.events())
+            .filter(|e| e["type"] == "container.reordered")
+            .collect();
+        assert_eq!(reordered.len(), 1, "{}", viewer.seat);
+        assert_eq!(
+            reordered[0]["data"],
+            json!({"containerId": "hand_north", "items": null})
+        );
+    }
+    let theirs = south.act(&sort);
+    assert_eq!(theirs["code"], "not_yours", "{theirs}");
+}

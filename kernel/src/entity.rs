@@ -344,4 +344,7 @@ pub struct Exposure {
     pub(crate) face_down: bool,
     pub(crate) revealed: Reveal,
     pub(crate) alias: String,
+    /// For a container: where its items lie, which says who sees them and
+    /// where they lie (docs/observations.md, Positions); `None` otherwise.
+    pub(crate) inside: Option<Within>,
 }

@@ -291,6 +291,14 @@ events! {
         /// Index in the source container (`None` when it came from the world).
         from_index: Option<u64> => "fromIndex",
     }
+    /// `container.reordered`: by `container.reorder` (a player arranging
+    /// the items of a container it sees into, as in sorting a hand).
+    ContainerReordered = "container.reordered" {
+        /// The container.
+        container_id: Id => [entity "containerId"],
+        /// Its items in their new order, first to last.
+        items: Vec<Id> => [entity "items"],
+    }
     /// `stack.created`
     StackCreated = "stack.created" {
         /// Stack (a stack is not an entity: it has no bindings).

@@ -51,7 +51,7 @@ const ENTITY_KEYS: &[&str] = &[
 /// The newest version of the creator API (docs/lua-api.md, API versions):
 /// what `game.json`'s `apiVersion` may name, from 1 (the first, and what a
 /// game without the key was written for) to this.
-pub const API_VERSION_LATEST: u64 = 2;
+pub const API_VERSION_LATEST: u64 = 3;
 
 /// The creator API version `game.json` names: its `apiVersion`, or 1 (the
 /// first) when it has none.
@@ -152,7 +152,7 @@ fn build(
             return err("kernelVersion", "this engine runs kernelVersion 1");
         }
     }
-    api_version(game)?;
+    let api = api_version(game)?;
     for key in ["id", "name", "version", "description", "setup"] {
         if let Some(v) = top.get(key) {
             if !v.is_string() {
@@ -161,6 +161,7 @@ fn build(
         }
     }
     let mut state = State::new(seed);
+    state.api_version = api;
     if let Some(seats) = top.get("seats") {
         let list = seats.as_array().ok_or_else(|| LoadError {
             path: "seats".into(),

@@ -56,6 +56,7 @@ pub fn state_from_canonical(game: &State, doc: &Json) -> Result<State, LoadError
     let mut state = State::new(0);
     state.prefabs = game.prefabs.clone();
     state.seat_order = game.seat_order.clone();
+    state.api_version = game.api_version;
     state.sequence = top
         .get("sequence")
         .and_then(Json::as_u64)

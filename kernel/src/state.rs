@@ -90,6 +90,11 @@ pub struct State {
     pub prefabs: BTreeMap<String, serde_json::Value>,
     /// Seat ids in the manifest's order (package data, not canonical).
     pub seat_order: Vec<Id>,
+    /// The creator API version the game was written for (`game.json`'s
+    /// `apiVersion`; package data, not canonical): what it keeps of an
+    /// earlier version's documented behaviour (docs/lua-api.md, API
+    /// versions). [`crate::load::API_VERSION_LATEST`] unless loaded.
+    pub api_version: u64,
     /// The room's secret for the aliases seats see hidden entities under
     /// (docs/observations.md): derived from the seed, never sent to a
     /// seat; room data like the clock, kept by save games, not canonical.
@@ -153,6 +158,7 @@ impl State {
             spatial: Spatial::default(),
             prefabs: BTreeMap::new(),
             seat_order: Vec::new(),
+            api_version: crate::load::API_VERSION_LATEST,
             buried: Vec::new(),
             alias_key: alias_key(seed),
             gone: Vec::new(),

@@ -1,5 +1,5 @@
-//! Conformance: entity.drop, entity.move, container.move, stack.*,
-//! snap.attach and zone recomputation (registry "Entity actions",
+//! Conformance: entity.drop, entity.move, container.move,
+//! container.reorder, stack.*, snap.attach and zone recomputation (registry "Entity actions",
 //! "Container, deck, and stack actions", "snap.attach", derived events).
 
 mod common;
@@ -1165,4 +1165,174 @@ fn player_left_releases_held_entities_before_seats_in_id_order() {
     );
     assert_eq!(ev[0].1["entityId"], json!("b"));
     assert_eq!(ev[1].1["entityId"], json!("d"));
+}
+
+/// Two seats' hands, a hidden pile and a public tray; p1 sits in north,
+/// p2 in south, p3 in no seat.
+fn hands() -> Kernel {
+    let card = |id: &str| json!({"id": id, "components": {"grabbable": {}, "flippable": {}}});
+    let mut entities = vec![
+        json!({"id": "hand_n", "components": {"container": {"visibility": "private", "owner": "north", "items": ["n1", "n2", "n3"]}}}),
+        json!({"id": "hand_s", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1", "s2"]}}}),
+        json!({"id": "pile", "components": {"container": {"visibility": "hidden", "items": ["p1", "p2"]}}}),
+        json!({"id": "tray", "components": {"container": {"items": ["t1", "t2"]}}}),
+        json!({"id": "plain", "components": {}}),
+    ];
+    for id in ["n1", "n2", "n3", "s1", "s2", "p1", "p2", "t1", "t2"] {
+        entities.push(card(id));
+    }
+    let mut k = started(
+        &json!({"seats": ["north", "south"], "entities": entities}),
+        1,
+    );
+    for p in ["p1", "p2", "p3"] {
+        accept(
+            &mut k,
+            system("system.player_joined", json!({"playerId": p})),
+        );
+    }
+    for (p, seat) in [("p1", "north"), ("p2", "south")] {
+        accept(
+            &mut k,
+            system("system.seat_assign", json!({"playerId": p, "seatId": seat})),
+        );
+    }
+    k
+}
+
+fn reorder(p: &str, container: &str, items: Value) -> Value {
+    player(
+        p,
+        "container.reorder",
+        json!({"entityId": container, "items": items}),
+    )
+}
+
+fn items_of(k: &Kernel, container: &str) -> Value {
+    component(k, container, "container")["items"].clone()
+}
+
+#[test]
+fn container_reorder_puts_a_players_own_hand_in_the_order_it_names() {
+    let mut k = hands();
+    let ev = accept(&mut k, reorder("p1", "hand_n", json!(["n3", "n1", "n2"])));
+    assert_eq!(items_of(&k, "hand_n"), json!(["n3", "n1", "n2"]));
+    assert_eq!(
+        ev,
+        vec![(
+            "container.reordered".to_owned(),
+            json!({"containerId": "hand_n", "items": ["n3", "n1", "n2"]})
+        )]
+    );
+    // The same order again is still an action, and an event: whether a
+    // hand was already in order is not told by its absence.
+    let ev = accept(&mut k, reorder("p1", "hand_n", json!(["n3", "n1", "n2"])));
+    assert_eq!(ev.len(), 1);
+    // A public container: any player, seated or not.
+    accept(&mut k, reorder("p3", "tray", json!(["t2", "t1"])));
+    accept(&mut k, reorder("p2", "tray", json!(["t1", "t2"])));
+    assert_eq!(items_of(&k, "tray"), json!(["t1", "t2"]));
+}
+
+#[test]
+fn container_reorder_rejections() {
+    let mut k = hands();
+    let r = |k: &mut Kernel, a: Value, code: &str| reject(k, a, code);
+    r(&mut k, reorder("p1", "nope", json!([])), "entity_not_found");
+    r(
+        &mut k,
+        reorder("p1", "plain", json!([])),
+        "missing_component",
+    );
+    // Only a container the player's seat sees into.
+    let m = r(
+        &mut k,
+        reorder("p2", "hand_n", json!(["n3", "n1", "n2"])),
+        "not_yours",
+    );
+    assert!(m.contains("hand_n"), "{m}");
+    r(
+        &mut k,
+        reorder("p3", "hand_n", json!(["n3", "n1", "n2"])),
+        "not_yours",
+    );
+    r(
+        &mut k,
+        reorder("p1", "pile", json!(["p2", "p1"])),
+        "not_yours",
+    );
+    // Refused before the items are looked at: naming a real card of the
+    // hand or a made-up one reads the same.
+    let real = r(&mut k, reorder("p2", "hand_n", json!(["n1"])), "not_yours");
+    let fake = r(&mut k, reorder("p2", "hand_n", json!(["zz"])), "not_yours");
+    assert_eq!(real, fake);
+    // The items: each of the container's, once.
+    let m = r(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n1", "s1", "n2"])),
+        "source_mismatch",
+    );
+    assert!(m.contains("\"s1\" is not in \"hand_n\""), "{m}");
+    r(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n1", "zz", "n2"])),
+        "source_mismatch",
+    );
+    r(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n1", "n1", "n2"])),
+        "duplicate_item",
+    );
+    let m = r(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n2", "n1"])),
+        "too_few_items",
+    );
+    assert!(m.contains("2 of the 3"), "{m}");
+    r(&mut k, reorder("p1", "hand_n", json!([])), "too_few_items");
+    // The shape.
+    r(&mut k, reorder("p1", "hand_n", json!("n1")), "invalid_type");
+    r(
+        &mut k,
+        reorder("p1", "hand_n", json!([1, 2, 3])),
+        "invalid_type",
+    );
+    r(
+        &mut k,
+        player("p1", "container.reorder", json!({"entityId": "hand_n"})),
+        "missing_field",
+    );
+    r(
+        &mut k,
+        player(
+            "p1",
+            "container.reorder",
+            json!({"entityId": "hand_n", "items": ["n1", "n2", "n3"], "index": 0}),
+        ),
+        "unknown_key",
+    );
+    // Players only.
+    r(
+        &mut k,
+        script(
+            "container.reorder",
+            json!({"entityId": "hand_n", "items": ["n1", "n2", "n3"]}),
+        ),
+        "source_not_allowed",
+    );
+    assert_eq!(items_of(&k, "hand_n"), json!(["n1", "n2", "n3"]));
+}
+
+#[test]
+fn container_reorder_is_rolled_back_with_its_action() {
+    let mut k = hands();
+    reject_with(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n3", "n2", "n1"])),
+        "script_error",
+        &mut failing_host(),
+    );
+    assert_eq!(items_of(&k, "hand_n"), json!(["n1", "n2", "n3"]));
+    accept(&mut k, reorder("p1", "hand_n", json!(["n3", "n2", "n1"])));
+    assert_eq!(items_of(&k, "hand_n"), json!(["n3", "n2", "n1"]));
 }

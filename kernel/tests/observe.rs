@@ -45,7 +45,7 @@ fn table_with(extra: Vec<Value>) -> Kernel {
     }
     entities.extend(extra);
     let mut k = started(
-        &json!({"seats": ["north", "south"], "entities": entities}),
+        &json!({"apiVersion": 3, "seats": ["north", "south"], "entities": entities}),
         3,
     );
     for (p, seat) in [("ann", "north"), ("bob", "south")] {
@@ -322,13 +322,189 @@ fn a_card_played_face_down_from_a_hand_is_an_alias_to_others_and_known_to_its_ow
     let alias = k.state().alias(k.state().entity("n1").expect("n1"));
     assert_eq!(moved("south")["entityId"], json!(alias));
     assert_eq!(moved("spectator")["entityId"], json!(alias));
-    assert_eq!(
-        moved("south")["fromIndex"],
-        json!(0),
-        "where it came from is public"
-    );
+    assert_eq!(moved("north")["fromIndex"], json!(0), "the owner saw where");
+    for viewer in ["south", "spectator"] {
+        assert_eq!(
+            moved(viewer)["fromIndex"],
+            Value::Null,
+            "{viewer}: where in the hand it lay is the owner's"
+        );
+    }
     assert!(view(&k, "north")["entities"].get("n1").is_some());
     assert!(view(&k, "south")["entities"].get(alias.as_str()).is_some());
+}
+
+/// `(fromIndex, index)` of the `container.moved` among `out`'s events as
+/// `viewer` sees it.
+fn positions(k: &Kernel, out: &digipology_kernel::Outcome, viewer: &str) -> (Value, Value) {
+    let moved = events_for(k, out, viewer)
+        .into_iter()
+        .find(|e| e["type"] == "container.moved")
+        .expect("moved");
+    (
+        moved["data"]["fromIndex"].clone(),
+        moved["data"]["index"].clone(),
+    )
+}
+
+/// docs/observations.md, Positions: an index inside a container shows to a
+/// viewer who sees into the container — its owner for a hand, nobody
+/// but the referee for a hidden pile, everyone for a public one — and is
+/// `null` for the rest, whatever they see of the card that moved.
+#[test]
+fn a_position_inside_a_container_shows_only_to_viewers_who_see_into_it() {
+    let mut k = table();
+    // From north's hand to the public discard (below d1).
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "n2", "from": "hand_n", "to": "discard", "index": 0}),
+        ),
+    );
+    assert_eq!(positions(&k, &out, "north"), (json!(1), json!(0)));
+    assert_eq!(positions(&k, &out, "referee"), (json!(1), json!(0)));
+    for viewer in ["south", "spectator"] {
+        assert_eq!(
+            positions(&k, &out, viewer),
+            (Value::Null, json!(0)),
+            "{viewer}: the card is face up (known), its place in the hand is not"
+        );
+    }
+    // From the public discard into south's hand.
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "d1", "from": "discard", "to": "hand_s", "index": 0}),
+        ),
+    );
+    assert_eq!(positions(&k, &out, "south"), (json!(1), json!(0)));
+    for viewer in ["north", "spectator"] {
+        assert_eq!(
+            positions(&k, &out, viewer),
+            (json!(1), Value::Null),
+            "{viewer}"
+        );
+    }
+    // From south's hand into the hidden pile: only the source, to south.
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "s1", "from": "hand_s", "to": "pile", "index": 1}),
+        ),
+    );
+    assert_eq!(positions(&k, &out, "south"), (json!(1), Value::Null));
+    assert_eq!(positions(&k, &out, "referee"), (json!(1), json!(1)));
+    for viewer in ["north", "spectator"] {
+        assert_eq!(
+            positions(&k, &out, viewer),
+            (Value::Null, Value::Null),
+            "{viewer}"
+        );
+    }
+    // A card revealed to everyone leaves the hidden pile: which card is
+    // public, where it lay in the pile is nobody's.
+    run(
+        &mut k,
+        script("entity.reveal", json!({"entityId": "p2", "to": "all"})),
+    );
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "p2", "from": "pile", "to": null, "index": 0}),
+        ),
+    );
+    for viewer in ["north", "south", "spectator"] {
+        let moved = &events_for(&k, &out, viewer)[0]["data"];
+        assert_eq!(moved["entityId"], json!("p2"), "{viewer}");
+        assert_eq!(moved["fromIndex"], Value::Null, "{viewer}");
+        assert_eq!(moved["index"], json!(0), "{viewer}: the world is public");
+    }
+    // A drop out of a hand: `container.removed`'s index is the owner's.
+    let out = run(
+        &mut k,
+        script(
+            "entity.move",
+            json!({"entityId": "n1", "transform": {"position": {"x": 0, "y": 0, "z": 0},
+                   "rotation": {"x": 0, "y": 0, "z": 0, "w": 1}, "scale": {"x": 1, "y": 1, "z": 1}}}),
+        ),
+    );
+    let removed = |viewer: &str| {
+        events_for(&k, &out, viewer)
+            .into_iter()
+            .find(|e| e["type"] == "container.removed")
+            .expect("removed")["data"]
+            .clone()
+    };
+    assert_eq!(removed("north")["index"], json!(0));
+    assert_eq!(removed("south")["index"], Value::Null);
+    assert_eq!(removed("south")["containerId"], json!("hand_n"));
+}
+
+/// A position is judged as the event happened: a hand made public later
+/// does not show where a card lay in it before.
+#[test]
+fn a_position_is_judged_as_it_happened() {
+    let mut k = table();
+    let out = run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "n2", "from": "hand_n", "to": "discard", "index": 1}),
+        ),
+    );
+    let mut kept = out.events.clone();
+    for e in &mut kept {
+        k.state().pin_sight(e);
+    }
+    run(
+        &mut k,
+        script(
+            "container.set_visibility",
+            json!({"containerId": "hand_n", "visibility": "public"}),
+        ),
+    );
+    assert!(k.state().sees_into("hand_n", &Viewer::parse("south")));
+    let mut line = String::new();
+    assert!(k
+        .state()
+        .write_event_for(&kept[0], &Viewer::parse("south"), &mut line));
+    let e: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(e["data"]["fromIndex"], Value::Null, "{line}");
+    assert_eq!(e["data"]["index"], json!(1), "{line}");
+}
+
+/// A container revealed to a seat inside another seat's hand shows that
+/// seat what it is, not what it holds nor where.
+#[test]
+fn a_box_revealed_inside_a_hand_is_closed_to_the_seat_it_is_shown_to() {
+    let mut k = table_with(vec![
+        json!({"id": "box", "components": {"container": {"items": ["b1"]}}}),
+        json!({"id": "b1", "components": {"grabbable": {}}}),
+    ]);
+    run(
+        &mut k,
+        script(
+            "container.move",
+            json!({"entity": "box", "from": null, "to": "hand_n", "index": 0}),
+        ),
+    );
+    run(
+        &mut k,
+        script("entity.reveal", json!({"entityId": "box", "to": ["south"]})),
+    );
+    let south = view(&k, "south");
+    let inside = &south["entities"]["box"]["components"]["container"];
+    assert_eq!(inside.get("items"), None, "{south}");
+    assert_eq!(inside["count"], json!(1));
+    let north = view(&k, "north");
+    assert_eq!(
+        north["entities"]["box"]["components"]["container"]["items"],
+        json!(["b1"])
+    );
 }
 
 #[test]
@@ -341,7 +517,8 @@ fn a_reveal_shows_a_card_to_its_seats_until_its_next_trip() {
     let north = view(&k, "north");
     assert_eq!(
         north["entities"]["hand_s"]["components"]["container"]["shown"],
-        json!([{"index": 0, "id": "s1"}])
+        json!([{"index": null, "id": "s1"}]),
+        "which card, never where it lies"
     );
     assert!(north["entities"]["s1"]["props"]["secret"].is_string());
     assert!(view(&k, "spectator")["entities"].get("s1").is_none());
@@ -1041,5 +1218,47 @@ fn no_hidden_id_reaches_a_viewer_through_the_games_text() {
                 "{viewer} and {card}: {text}"
             );
         }
+    }
+}
+
+/// docs/observations.md, Positions: a card revealed from a hand shows
+/// which card, never where it lies (API 3), not even with the whole hand
+/// shown (how its owner keeps it is the owner's); API 2 and earlier showed
+/// each revealed card's place (docs/lua-api.md, API versions).
+#[test]
+fn a_revealed_cards_place_is_shown_only_under_api_2() {
+    for (api, one, both) in [
+        (
+            3,
+            json!([{"index": null, "id": "n2"}]),
+            json!([{"index": null, "id": "n1"}, {"index": null, "id": "n2"}]),
+        ),
+        (
+            2,
+            json!([{"index": 0, "id": "n2"}]),
+            json!([{"index": 0, "id": "n2"}, {"index": 1, "id": "n1"}]),
+        ),
+    ] {
+        let hand = json!({"id": "hand_n", "components": {"container": {
+            "visibility": "private", "owner": "north", "items": ["n2", "n1"]}}});
+        let card = |id: &str| json!({"id": id, "components": {"grabbable": {}}});
+        let mut k = started(
+            &json!({"apiVersion": api, "seats": ["north", "south"],
+                    "entities": [hand, card("n1"), card("n2")]}),
+            1,
+        );
+        run(
+            &mut k,
+            script("entity.reveal", json!({"entityId": "n2", "to": ["south"]})),
+        );
+        let shown = |k: &Kernel| {
+            view(k, "south")["entities"]["hand_n"]["components"]["container"]["shown"].clone()
+        };
+        assert_eq!(shown(&k), one, "api {api}: one card of two");
+        run(
+            &mut k,
+            script("entity.reveal", json!({"entityId": "n1", "to": ["south"]})),
+        );
+        assert_eq!(shown(&k), both, "api {api}: the whole hand");
     }
 }

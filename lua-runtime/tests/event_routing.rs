@@ -75,6 +75,10 @@ fn steps() -> Vec<Value> {
     vec![
         system("system.game_start", json!({})),
         system("system.player_joined", json!({"playerId": "p1"})),
+        player(
+            "container.reorder",
+            json!({"entityId": "deck", "items": ["c4", "c3", "c2", "c1"]}),
+        ),
         player("entity.grab", json!({"entityId": "card"})),
         player(
             "entity.drop",

@@ -55,6 +55,15 @@ fn lua_hides_a_pile_deals_a_private_hand_reveals_and_peeks() {
     }
     let types: Vec<String> = events(&out).into_iter().map(|(t, _)| t).collect();
     assert_eq!(types.iter().filter(|t| *t == "entity.revealed").count(), 3);
+    // The peek reveals in id order, not the hand's (c3, c2): the order of
+    // its events tells nobody where a card lies (docs/observations.md,
+    // Positions).
+    let peeked: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|(t, d)| t == "entity.revealed" && d["seats"] == json!(["south"]))
+        .map(|(_, d)| d["entityId"].clone())
+        .collect();
+    assert_eq!(peeked, vec![json!("c2"), json!("c3")]);
     assert_eq!(
         types
             .iter()

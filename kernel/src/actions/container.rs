@@ -1,9 +1,12 @@
-//! container.move.
+//! container.move, container.reorder.
+
+use std::collections::BTreeMap;
 
 use crate::action::Action;
 use crate::actions::{find, need};
 use crate::event::EventKind;
 use crate::host::MoveArgs;
+use crate::observe::{shown_name, Viewer};
 use crate::payload::{safe_index, Payload};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
@@ -77,6 +80,80 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
         from_index,
     });
     recompute_zones(txn, &[key]);
+    Ok(())
+}
+
+/// A container's items in a new order (a player sorting a hand): `items`
+/// names each of them once. A player may arrange only a container its
+/// seat sees into — a public one, or one private to its seat — so no
+/// player arranges another's hand or a face-down pile (docs/actions.md).
+pub(crate) fn reorder(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
+    let p = Payload::new(&action.payload, &["entityId", "items"])?;
+    let container_id = p.str("entityId")?;
+    let names = p.str_list("items")?;
+    let state = txn.state();
+    let (key, e) = find(state, container_id, "entityId")?;
+    need(e.components.container.is_some(), e, "container")?;
+    if let Some(player) = action.source.player_id() {
+        let viewer = state
+            .seat_of(player)
+            .map_or(Viewer::Spectator, |s| Viewer::Seat(s.clone()));
+        if !state.sees_into(&e.id, &viewer) {
+            return reject(
+                RejectCode::NotYours,
+                format!(
+                    "payload.entityId: the items of \"{}\" are not yours to arrange (only those of a container your seat sees into)",
+                    e.id
+                ),
+            );
+        }
+    }
+    let items: &[Id] = e.components.container.as_ref().map_or(&[], |c| &c.items);
+    let at: BTreeMap<&str, usize> = items.iter().enumerate().map(|(i, id)| (&**id, i)).collect();
+    let mut listed = vec![false; items.len()];
+    let mut order = Vec::with_capacity(items.len());
+    for name in &names {
+        let Some(&i) = at.get(name) else {
+            return reject(
+                RejectCode::SourceMismatch,
+                format!(
+                    "payload.items: \"{}\" is not in \"{}\"",
+                    shown_name(name),
+                    e.id
+                ),
+            );
+        };
+        if std::mem::replace(&mut listed[i], true) {
+            return reject(
+                RejectCode::DuplicateItem,
+                format!("payload.items: \"{name}\" is listed twice"),
+            );
+        }
+        order.push(items[i].clone());
+    }
+    if order.len() < items.len() {
+        return reject(
+            RejectCode::TooFewItems,
+            format!(
+                "payload.items names {} of the {} items of \"{}\": list each of them once",
+                order.len(),
+                items.len(),
+                e.id
+            ),
+        );
+    }
+    let cid = e.id.clone();
+    txn.add_work(order.len());
+    if let Some(c) = txn
+        .entity_mut(key)
+        .and_then(|e| e.components.container.as_mut())
+    {
+        c.items.clone_from(&order);
+    }
+    txn.emit(EventKind::ContainerReordered {
+        container_id: cid,
+        items: order,
+    });
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use crate::state::{Entity, State};
 use crate::value::Value;
 
 /// The payload keys through which a player names entities.
-const NAMING_KEYS: &[&str] = &["deckId", "entityId", "target", "targets"];
+const NAMING_KEYS: &[&str] = &["deckId", "entityId", "items", "target", "targets"];
 
 impl State {
     /// The seat a player sits in (the first in id order, if several).

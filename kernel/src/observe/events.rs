@@ -4,8 +4,9 @@
 use std::borrow::Cow;
 
 use super::text::{is_text_key, Reader};
-use super::{Sight, Viewer};
+use super::{opens, Sight, Viewer};
 use crate::event::{Event, EventKind, Field};
+use crate::id::Id;
 use crate::reject::RejectCode;
 use crate::state::State;
 use crate::value::{write_string, Value};
@@ -81,7 +82,13 @@ impl State {
                 EventKind::ScriptError { .. } => {
                     matches!(*key, "scriptId" | "function" | "kind" | "sequence")
                 }
-                _ => *names || !unseen || physical(kind, key),
+                // A position inside a container — an index, an order — only
+                // to a viewer who saw into it (docs/observations.md,
+                // Positions), whatever it sees of the entity that moved.
+                _ => match position_in(kind, key) {
+                    Some(container) => container.is_none_or(|c| sees_into(self, event, c, viewer)),
+                    None => *names || !unseen || physical(kind, key),
+                },
             };
             if !keep {
                 *shown = Shown::Field(Field::Null);
@@ -120,6 +127,34 @@ fn shown_id<'a>(
     }
 }
 
+/// For a data key that holds a position inside a container (an index, a
+/// container's order), the container: `Some(None)` for the world, which
+/// everyone sees; `None` for every other key.
+fn position_in<'e>(kind: &'e EventKind, key: &str) -> Option<Option<&'e Id>> {
+    use EventKind as K;
+    match (kind, key) {
+        (K::ContainerRemoved { container_id, .. }, "index")
+        | (K::ContainerReordered { container_id, .. }, "items") => Some(Some(container_id)),
+        (K::ContainerMoved { from, .. }, "fromIndex") => Some(from.as_ref()),
+        (K::ContainerMoved { to, .. }, "index") => Some(to.as_ref()),
+        _ => None,
+    }
+}
+
+/// Whether `viewer` saw into the container `id` — which items it held and
+/// where they lay — when the event happened (or, for an event that keeps
+/// no `seen`, now).
+fn sees_into(state: &State, event: &Event, id: &str, viewer: &Viewer) -> bool {
+    match &event.seen {
+        None => state.sees_into(id, viewer),
+        Some(seen) => match seen.iter().find(|(s, _)| **s == *id) {
+            Some((_, x)) => x.inside.as_ref().is_some_and(|w| opens(w, viewer)),
+            // Not kept: in plain sight of everyone, its items too.
+            None => true,
+        },
+    }
+}
+
 /// One event line with the data as seen, keys in canonical order.
 fn write_line(event: &Event, data: &mut [(&'static str, bool, Shown<'_>)], out: &mut String) {
     data.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -139,7 +174,8 @@ fn write_line(event: &Event, data: &mut [(&'static str, bool, Shown<'_>)], out: 
 /// Whether plain data key `key` stays when the event names an entity the
 /// viewer does not fully see: who acted, where and how things moved —
 /// nothing of what the thing is. Deny by default: named event by event
-/// (a die's `index` is its face, a container's is a position).
+/// (a die's `index` is its face; a position in a container follows
+/// [`position_in`]'s rule instead).
 fn physical(kind: &EventKind, key: &str) -> bool {
     use EventKind as K;
     matches!(
@@ -148,8 +184,6 @@ fn physical(kind: &EventKind, key: &str) -> bool {
             K::EntityGrabbed { .. } | K::EntityDropped { .. } | K::ButtonPressed { .. },
             "playerId"
         ) | (K::EntityFlipped { .. }, "flipped")
-            | (K::ContainerRemoved { .. }, "index")
-            | (K::ContainerMoved { .. }, "index" | "fromIndex")
             | (K::DeckDealt { .. }, "cardsEach")
             | (K::StackCreated { .. } | K::StackChanged { .. }, "stackId")
             | (K::EntityRevealed { .. }, "seats")

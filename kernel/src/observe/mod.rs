@@ -61,9 +61,14 @@ pub enum Sight {
 }
 
 impl Exposure {
-    /// On the table, face up, revealed to nobody: everyone sees it.
+    /// On the table, face up, revealed to nobody, and — for a container —
+    /// open to everyone: everyone sees it and, if it holds items, where
+    /// they lie.
     pub(crate) fn plain(&self) -> bool {
-        self.within == Within::Table && !self.face_down && self.revealed == Reveal::Nobody
+        self.within == Within::Table
+            && !self.face_down
+            && self.revealed == Reveal::Nobody
+            && self.inside.as_ref().is_none_or(|w| *w == Within::Table)
     }
 
     /// How `viewer` sees it.
@@ -98,6 +103,17 @@ fn see(
         Within::Private(_) => Sight::Known,
         Within::Table if face_down => Sight::Alias(alias()),
         Within::Table => Sight::Known,
+    }
+}
+
+/// Whether items lying `inside` (a container's items: see
+/// [`State::inside`]) are open to `viewer`: which they are and where they
+/// lie. A reveal shows an item, never where it lies.
+pub(crate) fn opens(inside: &Within, viewer: &Viewer) -> bool {
+    match (inside, viewer) {
+        (_, Viewer::Referee) | (Within::Table, _) => true,
+        (Within::Private(owner), Viewer::Seat(s)) => owner == s,
+        _ => false,
     }
 }
 
@@ -145,7 +161,32 @@ impl State {
             face_down,
             revealed: e.secrecy.revealed.clone(),
             alias,
+            inside: self.inside(e),
         }
+    }
+
+    /// For a container, where its items lie (`None` for an entity that is
+    /// no container): what decides who sees which items it holds and
+    /// where they lie.
+    pub(crate) fn inside(&self, c: &Entity) -> Option<Within> {
+        c.components.container.as_ref()?;
+        Some(self.within_at(&Placement::Container(c.id.clone())))
+    }
+
+    /// Whether `viewer` sees into the container `id` — which items it
+    /// holds and where they lie — now (`false`: no such container, live
+    /// or destroyed by the last action). A viewer who cannot is shown no
+    /// position inside it (docs/observations.md, Positions).
+    pub fn sees_into(&self, id: &str, viewer: &Viewer) -> bool {
+        let inside = match self.entity(id) {
+            Some(e) => self.inside(e),
+            None => self
+                .gone
+                .iter()
+                .find(|(g, _)| **g == *id)
+                .and_then(|(_, x)| x.inside.clone()),
+        };
+        inside.is_some_and(|w| opens(&w, viewer))
     }
 
     /// Fixes how `event` is seen to how its entities can be seen now, if it
@@ -189,8 +230,13 @@ impl State {
 
     /// Up through containers and snap points to the table.
     pub(crate) fn within(&self, e: &Entity) -> Within {
+        self.within_at(&e.placement)
+    }
+
+    /// [`State::within`] for an entity placed at `placement`.
+    fn within_at(&self, placement: &Placement) -> Within {
         let mut within = Within::Table;
-        let mut at = &e.placement;
+        let mut at = placement;
         // Bounded: a cycle is refused on load and by every move.
         for _ in 0..=self.entity_count() {
             let holder = match at {

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::text::Reader;
-use super::{Sight, Viewer};
+use super::{opens, Sight, Viewer};
 use crate::canonical::entity_value;
-use crate::entity::{Entity, Visibility};
+use crate::entity::Entity;
 use crate::id::Id;
 use crate::records::PromptStatus;
 use crate::state::State;
@@ -111,11 +111,9 @@ impl State {
             }
         }
         if let Some(c) = &e.components.container {
-            let open = match &c.visibility {
-                Visibility::Public => true,
-                Visibility::Private(seat) => viewer.seat() == Some(seat),
-                Visibility::Hidden => false,
-            };
+            // Open to the viewer when its items lie where the viewer sees
+            // (a container revealed to it inside another's hand is not).
+            let open = self.inside(e).is_some_and(|w| opens(&w, viewer));
             if let Some(Value::Object(k)) = comps.get_mut("container") {
                 if open {
                     let items = c.items.iter().filter_map(shown).map(Value::from);
@@ -126,19 +124,38 @@ impl State {
                         "count".into(),
                         Value::Number(crate::num::count_to_f64(c.items.len() as u64)),
                     );
-                    // What has been revealed to this viewer, where it lies.
-                    let revealed: Vec<Value> = c
+                    // What has been revealed to this viewer, but not where
+                    // it lies: `index` null, sorted as seen (a position, or
+                    // the real order, would tell of the items it does not
+                    // see, or of how the owner keeps them).
+                    let revealed: Vec<(usize, String)> = c
                         .items
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, id)| {
-                            let id = shown(id)?;
-                            let index = Value::Number(crate::num::count_to_f64(i as u64));
-                            Some(object([("index", index), ("id", Value::from(id))]))
-                        })
+                        .filter_map(|(i, id)| Some((i, shown(id)?)))
                         .collect();
-                    if !revealed.is_empty() {
-                        k.insert("shown".into(), Value::Array(revealed));
+                    // API 2 and earlier showed each revealed item's place
+                    // (docs/lua-api.md, API versions).
+                    let whole = self.api_version < 3;
+                    let mut list: Vec<(Option<usize>, String)> = revealed
+                        .into_iter()
+                        .map(|(i, id)| (whole.then_some(i), id))
+                        .collect();
+                    if !whole {
+                        list.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+                    }
+                    if !list.is_empty() {
+                        let list = list
+                            .into_iter()
+                            .map(|(i, id)| {
+                                let index = match i {
+                                    Some(i) => Value::Number(crate::num::count_to_f64(i as u64)),
+                                    None => Value::Null,
+                                };
+                                object([("index", index), ("id", Value::from(id))])
+                            })
+                            .collect();
+                        k.insert("shown".into(), Value::Array(list));
                     }
                 }
             }

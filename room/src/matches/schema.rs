@@ -59,6 +59,10 @@ const PLAYER_ACTIONS: &[(&str, &[Field])] = &[
         ],
     ),
     ("entity.destroy", &[("entityId", Shape::Id, true)]),
+    (
+        "container.reorder",
+        &[("entityId", Shape::Id, true), ("items", Shape::Ids, true)],
+    ),
     ("deck.shuffle", &[("deckId", Shape::Id, true)]),
     (
         "deck.draw_to_container",

@@ -307,11 +307,12 @@ function actionLabel(a) {
 
 /** A container's items as the viewer sees them: ids, or `null` for an
  * item it cannot look at (another seat's hand, a hidden pile shows only
- * how many it holds, and the items revealed to the viewer). */
+ * how many it holds, and which items were revealed to the viewer — not
+ * where they lie, so they are drawn first). */
 function contents(container) {
   if (Array.isArray(container.items)) return container.items;
   const list = new Array(container.count || 0).fill(null);
-  for (const s of container.shown || []) if (s.index < list.length) list[s.index] = s.id;
+  (container.shown || []).forEach((id, i) => { if (i < list.length) list[i] = id; });
   return list;
 }
 
