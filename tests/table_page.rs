@@ -280,8 +280,8 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
     ))
     .expect("log lines");
     assert!(
-        bad.iter()
-            .any(|l| l.starts_with("action.rejected") && l.contains("button.press was refused (script_error)")),
+        bad.iter().any(|l| l.starts_with("action.rejected")
+            && l.contains("button.press was refused (script_error)")),
         "{bad:?}"
     );
     assert!(
@@ -903,8 +903,10 @@ fn observe(server: &Server, joined: &Value) -> Value {
 
 /// The items of a container in a seat's view.
 fn items(obs: &Value, container: &str) -> Vec<String> {
-    serde_json::from_value(obs["view"]["entities"][container]["components"]["container"]["items"].clone())
-        .unwrap_or_default()
+    serde_json::from_value(
+        obs["view"]["entities"][container]["components"]["container"]["items"].clone(),
+    )
+    .unwrap_or_default()
 }
 
 /// The seat answers its open prompt with `response` through the API.
@@ -912,7 +914,10 @@ fn answer(server: &Server, joined: &Value, response: &str) {
     let obs = observe(server, joined);
     let a = obs["legalActions"]
         .as_array()
-        .and_then(|l| l.iter().find(|a| a["type"] == "prompt.respond" && a["payload"]["response"] == response))
+        .and_then(|l| {
+            l.iter()
+                .find(|a| a["type"] == "prompt.respond" && a["payload"]["response"] == response)
+        })
         .cloned()
         .unwrap_or_else(|| panic!("no answer {response} on offer: {obs}"));
     let id = joined["matchId"].as_str().expect("match");
@@ -924,7 +929,11 @@ fn answer(server: &Server, joined: &Value, response: &str) {
         joined["token"].as_str(),
         Some(body.to_string().as_bytes()),
     );
-    assert!(r.json()["accepted"] == json!(true), "{}", String::from_utf8_lossy(&r.body));
+    assert!(
+        r.json()["accepted"] == json!(true),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
 }
 
 /// docs/table.md, Playing a card: in peek-and-play the game's prompt
@@ -971,7 +980,11 @@ fn a_card_in_the_hand_is_played_by_a_click_and_by_a_drag() {
         "the hint",
     );
     assert!(b.eval("document.querySelector('#play-menu')").is_null());
-    assert_eq!(observe(&server, &north)["seq"], seq, "the click sent nothing");
+    assert_eq!(
+        observe(&server, &north)["seq"],
+        seq,
+        "the click sent nothing"
+    );
 
     // South peeks; north drags a card onto the discard pile.
     answer(&server, &south, "peek");
@@ -984,11 +997,19 @@ fn a_card_in_the_hand_is_played_by_a_click_and_by_a_drag() {
     let pile = b.centre("[data-container='discard']");
     b.drag(&format!("section.mine .hcard[data-id='{second}']"), pile);
     b.wait_for(
-        &format!("document.querySelector('[data-container=\"discard\"] .hcard[data-id=\"{second}\"]')"),
+        &format!(
+            "document.querySelector('[data-container=\"discard\"] .hcard[data-id=\"{second}\"]')"
+        ),
         "the dragged card on the discard pile",
     );
-    assert_eq!(items(&observe(&server, &north), "discard"), vec![first, second]);
-    assert!(b.eval("document.querySelector('.hcard.lifting')").is_null(), "the dragged copy is gone");
+    assert_eq!(
+        items(&observe(&server, &north), "discard"),
+        vec![first, second]
+    );
+    assert!(
+        b.eval("document.querySelector('.hcard.lifting')").is_null(),
+        "the dragged copy is gone"
+    );
     b.screenshot("03-dragged");
 }
 
@@ -1051,8 +1072,16 @@ fn a_card_with_several_plays_asks_which_and_a_drop_onto_a_pile_chooses() {
     };
     let m = post(&server, "/games/piles/matches", &json!({}));
     let id = m["matchId"].as_str().expect("match id");
-    let a = post(&server, &format!("/matches/{id}/join"), &json!({"seat": "a"}));
-    post(&server, &format!("/matches/{id}/join"), &json!({"seat": "b"}));
+    let a = post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"seat": "a"}),
+    );
+    post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"seat": "b"}),
+    );
     b.open(&seat_url(&server, &a), LIVE);
     b.wait_for(
         "document.querySelectorAll('section.mine .hcard.playable').length === 2",
@@ -1069,7 +1098,8 @@ fn a_card_with_several_plays_asks_which_and_a_drop_onto_a_pile_chooses() {
     // The first: a menu of its two plays (and Cancel).
     b.click(".hcard[data-id='c1']");
     b.wait_for("document.querySelector('#play-menu')", "the menu");
-    let labels = b.eval("[...document.querySelectorAll('#play-menu button')].map((x) => x.textContent)");
+    let labels =
+        b.eval("[...document.querySelectorAll('#play-menu button')].map((x) => x.textContent)");
     assert_eq!(labels, json!(["c1 to left", "c1 to right", "Cancel"]));
     // The menu covers no card of the hand.
     let clear = b.eval("(() => { const m = document.querySelector('#play-menu').getBoundingClientRect(); return [...document.querySelectorAll('section.mine .hcard')].every((c) => { const r = c.getBoundingClientRect(); return r.bottom <= m.top || r.top >= m.bottom || r.right <= m.left || r.left >= m.right; }); })()");
@@ -1132,7 +1162,11 @@ fn a_prompt_never_covers_the_hand() {
             "the prompt and the hand",
         );
         b.screenshot(&format!("peek-{w}x{h}"));
-        assert_eq!(b.eval(uncovered), json!(true), "at {w}x{h} the prompt covers the hand");
+        assert_eq!(
+            b.eval(uncovered),
+            json!(true),
+            "at {w}x{h} the prompt covers the hand"
+        );
         // The test table: its prompt opens from a button.
         b.open(&seat_url(&server, &ann), LIVE);
         b.wait_for("document.querySelector('#button-ask')", "the ask button");
@@ -1143,7 +1177,11 @@ fn a_prompt_never_covers_the_hand() {
             "the test table's prompt",
         );
         b.screenshot(&format!("table-{w}x{h}"));
-        assert_eq!(b.eval(uncovered), json!(true), "at {w}x{h} the prompt covers the test table's hand");
+        assert_eq!(
+            b.eval(uncovered),
+            json!(true),
+            "at {w}x{h} the prompt covers the test table's hand"
+        );
         b.eval("document.querySelector('#prompt button').scrollIntoView({ block: 'center' })");
         click_button(&mut b, "red");
         b.wait_for("document.querySelector('#prompt').hidden", "the answer");
@@ -1156,7 +1194,11 @@ fn a_prompt_never_covers_the_hand() {
         "the prompt and the hand",
     );
     let both = b.eval("(() => { window.scrollTo(0, 0); const last = [...document.querySelectorAll('section.mine .hcard')].pop().getBoundingClientRect(); const p = document.querySelector('#prompt').getBoundingClientRect(); return p.top >= 0 && last.bottom <= window.innerHeight; })()");
-    assert_eq!(both, json!(true), "the prompt and the hand are not in view together at 1280x720");
+    assert_eq!(
+        both,
+        json!(true),
+        "the prompt and the hand are not in view together at 1280x720"
+    );
 }
 
 /// docs/table.md, Events: the log reads as sentences — the server's,
@@ -1164,7 +1206,8 @@ fn a_prompt_never_covers_the_hand() {
 /// text` prints — and shows an event's JSON on demand, one line or all.
 #[test]
 fn the_log_reads_as_sentences_with_the_json_on_demand() {
-    let Some(Rig { server, mut b, .. }) = rig("log-sentences", &["peek-and-play"], &[], (1200, 900))
+    let Some(Rig { server, mut b, .. }) =
+        rig("log-sentences", &["peek-and-play"], &[], (1200, 900))
     else {
         return;
     };
@@ -1198,23 +1241,40 @@ fn the_log_reads_as_sentences_with_the_json_on_demand() {
     let shown = shown.as_str().unwrap_or_default();
     assert!(!shown.contains("{\""), "{shown}");
     assert!(shown.contains("The game started."), "{shown}");
-    assert!(shown.contains("is asked \"Your move\": one of \"play:"), "{shown}");
+    assert!(
+        shown.contains("is asked \"Your move\": one of \"play:"),
+        "{shown}"
+    );
     // Each line's sentence is the server's sentence of the line's JSON.
     b.click("#log li[data-type='deck.dealt']");
-    b.wait_for("document.querySelector('#log li[data-type=\"deck.dealt\"] pre.raw')", "the line's JSON");
+    b.wait_for(
+        "document.querySelector('#log li[data-type=\"deck.dealt\"] pre.raw')",
+        "the line's JSON",
+    );
     let raw = text_of(&mut b, "#log li[data-type='deck.dealt'] pre.raw");
     let event: Value = serde_json::from_str(&raw).expect("the line's JSON");
     assert_eq!(event["type"], "deck.dealt");
     assert!(event.get("text").is_none(), "{raw}");
     assert_eq!(
-        event["data"]["entityIds"].as_array().map(|l| l.iter().filter(|x| x.is_null()).count()),
+        event["data"]["entityIds"]
+            .as_array()
+            .map(|l| l.iter().filter(|x| x.is_null()).count()),
         Some(3),
         "south's cards are hidden from north: {raw}"
     );
-    assert!(dealt.ends_with(&digipology_room::sentence::sentence(&event)), "{dealt}");
-    assert_eq!(b.eval("document.querySelectorAll('#log pre.raw').length"), json!(1));
+    assert!(
+        dealt.ends_with(&digipology_room::sentence::sentence(&event)),
+        "{dealt}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#log pre.raw').length"),
+        json!(1)
+    );
     b.click("#log li[data-type='deck.dealt']");
-    b.wait_for("!document.querySelector('#log pre.raw')", "the JSON hidden again");
+    b.wait_for(
+        "!document.querySelector('#log pre.raw')",
+        "the JSON hidden again",
+    );
     // The whole log's JSON, then none.
     b.click("#log-json");
     b.wait_for(
@@ -1230,7 +1290,13 @@ fn the_log_reads_as_sentences_with_the_json_on_demand() {
     let id = north["matchId"].as_str().expect("match");
     let token = north["token"].as_str();
     let read = |q: &str| {
-        let r = request(&server.addr, "GET", &format!("/matches/{id}/events?follow=false{q}"), token, None);
+        let r = request(
+            &server.addr,
+            "GET",
+            &format!("/matches/{id}/events?follow=false{q}"),
+            token,
+            None,
+        );
         assert_eq!(r.status, 200);
         String::from_utf8_lossy(&r.body)
             .lines()
@@ -1243,8 +1309,95 @@ fn the_log_reads_as_sentences_with_the_json_on_demand() {
     assert!(plain.len() > 5, "{plain:?}");
     for (p, s) in plain.iter().zip(&said) {
         let event: Value = serde_json::from_str(p).expect("event");
-        let text = serde_json::to_string(&digipology_room::sentence::sentence(&event)).expect("json");
-        assert_eq!(*s, format!("{},\"text\":{text}}}", &p[..p.len() - 1]), "{p}");
+        let text =
+            serde_json::to_string(&digipology_room::sentence::sentence(&event)).expect("json");
+        assert_eq!(
+            *s,
+            format!("{},\"text\":{text}}}", &p[..p.len() - 1]),
+            "{p}"
+        );
         assert!(!p.contains("\"text\""), "{p}");
     }
+}
+
+/// docs/table.md, A screenshot of a seat's page: the documented command
+/// line, run as written against a live match, writes a PNG of the
+/// window's size; the same line with `--dump-dom` shows what it
+/// pictured — the seat's hand, on offer, and the log's sentences. And
+/// the card size the doc gives is the page's.
+#[test]
+fn the_documented_screenshot_command_pictures_a_seats_page() {
+    let doc = std::fs::read_to_string(common::root().join("docs/table.md")).expect("table.md");
+    let page =
+        std::fs::read_to_string(common::root().join("server/src/page/table.js")).expect("table.js");
+    assert!(
+        page.contains("const CARD = { w: 1.6, h: 2.2 };"),
+        "the page's card size changed: update docs/table.md"
+    );
+    assert!(
+        doc.contains("| a card, a deck or a pile on the table | 1.6 × 2.2 |"),
+        "docs/table.md gives the card's size"
+    );
+    let section = doc
+        .split("## A screenshot of a seat's page")
+        .nth(1)
+        .expect("the section");
+    let line = section
+        .lines()
+        .find(|l| l.starts_with("chromium --headless"))
+        .expect("the command line")
+        .to_owned();
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        assert!(
+            std::env::var("DIGIPOLOGY_BROWSER_TESTS").as_deref() != Ok("required"),
+            "no Chromium at /usr/bin/chromium (apt-get install chromium)"
+        );
+        eprintln!("browser test skipped: no Chromium (apt-get install chromium)");
+        return;
+    }
+    let (dir, _) = setup("screenshot-doc");
+    let server = Server::start(
+        &[common::root().join("examples/peek-and-play")],
+        &dir.join("data"),
+        &[],
+    );
+    let (north, _) = peek_and_play(&server);
+    let profile = dir.join("profile");
+    let concrete = line
+        .replace("http://127.0.0.1:7878", &format!("http://{}", server.addr))
+        .replace("MATCH", north["matchId"].as_str().expect("match"))
+        .replace("TOKEN", north["token"].as_str().expect("token"))
+        .replace("/tmp/digipology-shot", profile.to_str().expect("path"));
+    let shell = |command: &str| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&dir)
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "{command}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    shell(&concrete);
+    let png = std::fs::read(dir.join("north.png")).expect("the screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((size(16), size(20)), (1280, 800), "the window's size");
+    // What it pictured: the page as it stood when the picture was taken.
+    let _ = std::fs::remove_dir_all(&profile);
+    let dom = shell(&concrete.replace("--screenshot=north.png", "--dump-dom"));
+    assert!(dom.contains("(still)"), "a still picture: {dom}");
+    assert_eq!(
+        dom.matches("hcard playable").count(),
+        3,
+        "north's hand on offer: {dom}"
+    );
+    assert!(dom.contains("The game started."), "the log: {dom}");
+    assert!(dom.contains("and 3 hidden cards."), "the deal: {dom}");
 }

@@ -91,11 +91,7 @@ fn listed(items: &[String]) -> String {
 /// how many hidden ones (`null`s) there are.
 fn cards(v: Option<&Value>) -> String {
     let list = v.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-    let mut named: Vec<String> = list
-        .iter()
-        .filter(|x| !x.is_null())
-        .map(value)
-        .collect();
+    let mut named: Vec<String> = list.iter().filter(|x| !x.is_null()).map(value).collect();
     let hidden = list.iter().filter(|x| x.is_null()).count();
     match hidden {
         0 => {}
@@ -134,7 +130,11 @@ fn pieces(ty: &str, d: &Map<String, Value>) -> Option<String> {
         "game.started" => "The game started.".to_owned(),
         "entity.flipped" => {
             let down = d.get("flipped").and_then(Value::as_bool) == Some(true);
-            format!("{} was turned face {}.", e(), if down { "down" } else { "up" })
+            format!(
+                "{} was turned face {}.",
+                e(),
+                if down { "down" } else { "up" }
+            )
         }
         "die.rolled" => format!("{} rolled {}.", e(), word(d, "value")),
         "counter.changed" => {
@@ -201,11 +201,9 @@ fn decks(ty: &str, d: &Map<String, Value>) -> Option<String> {
     Some(match ty {
         "deck.shuffled" => format!("{} was shuffled.", deck()),
         "deck.drawn" => match d.get("target") {
-            Some(Value::String(to)) => format!(
-                "{to} drew {} from {}.",
-                cards(d.get("entityIds")),
-                deck()
-            ),
+            Some(Value::String(to)) => {
+                format!("{to} drew {} from {}.", cards(d.get("entityIds")), deck())
+            }
             _ => format!(
                 "{} was drawn from {} onto the table.",
                 cards(d.get("entityIds")),
@@ -359,25 +357,40 @@ mod tests {
             "pile dealt 3 cards each to hand_n and hand_s: c1, c2 and 2 hidden cards."
         );
         assert_eq!(
-            says("container.moved", json!({"entityId": null, "from": "hand_s", "fromIndex": 0, "index": 5, "to": null})),
+            says(
+                "container.moved",
+                json!({"entityId": null, "from": "hand_s", "fromIndex": 0, "index": 5, "to": null})
+            ),
             "a hidden card moved from hand_s to the table."
         );
         assert_eq!(
-            says("counter.changed", json!({"entityId": "score", "previous": 0, "value": 3})),
+            says(
+                "counter.changed",
+                json!({"entityId": "score", "previous": 0, "value": 3})
+            ),
             "score went from 0 to 3."
         );
         assert_eq!(
-            says("prompt.created", json!({"choices": ["play:c1", "draw"], "default": "draw", "kind": "choice",
-                 "max": null, "min": null, "playerId": "ann", "promptId": "ask_1", "step": null, "title": "Your move"})),
+            says(
+                "prompt.created",
+                json!({"choices": ["play:c1", "draw"], "default": "draw", "kind": "choice",
+                 "max": null, "min": null, "playerId": "ann", "promptId": "ask_1", "step": null, "title": "Your move"})
+            ),
             "ann is asked \"Your move\": one of \"play:c1\", \"draw\", default \"draw\"."
         );
         assert_eq!(
-            says("action.rejected", json!({"actionType": "button.press", "code": "guard_denied", "message": "shut"})),
+            says(
+                "action.rejected",
+                json!({"actionType": "button.press", "code": "guard_denied", "message": "shut"})
+            ),
             "button.press was refused (guard_denied): shut."
         );
         assert_eq!(
-            says("script.error", json!({"scriptId": "main", "bindingId": "global", "function": "f",
-                 "line": 7, "message": "scripts/main.lua:7: kaboom", "kind": "runtime", "sequence": 3})),
+            says(
+                "script.error",
+                json!({"scriptId": "main", "bindingId": "global", "function": "f",
+                 "line": 7, "message": "scripts/main.lua:7: kaboom", "kind": "runtime", "sequence": 3})
+            ),
             "Script main failed in f (runtime error): scripts/main.lua:7: kaboom."
         );
     }

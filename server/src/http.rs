@@ -887,7 +887,11 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
         loop {
             if let Some((seq, lines)) = st.pending.pop_front() {
                 st.cursor = Some(seq);
-                let lines = if st.text { with_sentences(&lines) } else { lines };
+                let lines = if st.text {
+                    with_sentences(&lines)
+                } else {
+                    lines
+                };
                 let ev = Event::default()
                     .id(seq.to_string())
                     .event("events")
