@@ -1105,6 +1105,17 @@ fn a_card_with_several_plays_asks_which_and_a_drop_onto_a_pile_chooses() {
     let clear = b.eval("(() => { const m = document.querySelector('#play-menu').getBoundingClientRect(); return [...document.querySelectorAll('section.mine .hcard')].every((c) => { const r = c.getBoundingClientRect(); return r.bottom <= m.top || r.top >= m.bottom || r.right <= m.left || r.left >= m.right; }); })()");
     assert_eq!(clear, json!(true), "the menu covers a card");
     b.screenshot("01-menu");
+    // A press elsewhere closes it, and sends nothing; then pick a play.
+    let seq = observe(&server, &a)["seq"].clone();
+    b.click("section.mine h2");
+    b.wait_for("!document.querySelector('#play-menu')", "the menu closed");
+    assert_eq!(
+        observe(&server, &a)["seq"],
+        seq,
+        "closing the menu sent nothing"
+    );
+    b.click(".hcard[data-id='c1']");
+    b.wait_for("document.querySelector('#play-menu')", "the menu again");
     click_button(&mut b, "c1 to right");
     b.wait_for(
         "document.querySelector('[data-container=\"right\"] .hcard[data-id=\"c1\"]') && !document.querySelector('#play-menu')",

@@ -417,6 +417,9 @@ class Table {
     this.ticker = setInterval(() => this.drawClocks(), 200);
     this.onMove = (e) => this.pointerMove(e);
     this.onUp = (e) => this.pointerUp(e);
+    // A press anywhere but the play menu closes it.
+    this.onDown = (e) => { if (this.menuBox && !this.menuBox.contains(e.target)) this.closeMenu(); };
+    document.addEventListener('pointerdown', this.onDown, true);
     document.addEventListener('pointermove', this.onMove);
     document.addEventListener('pointerup', this.onUp);
     document.addEventListener('pointercancel', this.onUp);
@@ -429,6 +432,7 @@ class Table {
     this.dropLift();
     clearInterval(this.ticker);
     if (this.stream) this.stream.close();
+    document.removeEventListener('pointerdown', this.onDown, true);
     document.removeEventListener('pointermove', this.onMove);
     document.removeEventListener('pointerup', this.onUp);
     document.removeEventListener('pointercancel', this.onUp);
