@@ -1320,7 +1320,8 @@ class Table {
   drawClocks() {
     if (!this.obs || this.closed) return;
     const clocks = this.obs.clocks || {};
-    const running = !over(this.obs.result) && this.mode !== 'replay';
+    // A still picture shows the clocks as the observation has them.
+    const running = !over(this.obs.result) && this.mode !== 'replay' && !this.still;
     const gone = running ? performance.now() - this.obsAt : 0;
     const left = (ms) => (ms === null || ms === undefined ? null : ms - gone);
     const rows = [el('h2', { text: 'Clocks' })];
