@@ -721,7 +721,8 @@ fn test(args: &TestArgs) -> ExitCode {
     }
 }
 
-/// Turns JSONL event lines into readable ones: `#seq  type  key=value …`.
+/// Turns JSONL event lines into readable ones: `#seq  type  sentence`
+/// (the sentence the table page's log shows, `digipology_room::sentence`).
 struct Readable<W: Write>(W);
 
 impl<W: Write> Write for Readable<W> {
@@ -729,14 +730,10 @@ impl<W: Write> Write for Readable<W> {
         for line in String::from_utf8_lossy(buf).lines() {
             match serde_json::from_str::<serde_json::Value>(line) {
                 Ok(e) => {
-                    let mut out =
-                        format!("#{:<4} {:<18}", e["seq"], e["type"].as_str().unwrap_or(""));
-                    if let Some(data) = e["data"].as_object() {
-                        for (k, v) in data {
-                            out.push_str(&format!(" {k}={v}"));
-                        }
-                    }
-                    writeln!(self.0, "{out}")?;
+                    let said = digipology_room::sentence::sentence(&e);
+                    let ty = e["type"].as_str().unwrap_or("");
+                    let seq = e["seq"].to_string();
+                    writeln!(self.0, "#{seq:<4} {ty:<18} {said}")?;
                 }
                 Err(_) if line.is_empty() => {}
                 Err(_) => writeln!(self.0, "{line}")?,

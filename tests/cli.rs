@@ -459,3 +459,51 @@ fn a_closed_pipe_is_no_internal_error() {
     assert!(!stderr.contains("internal error"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
 }
+
+/// `run --format text`: one line an event, `#seq type sentence`, the
+/// sentence made from the event as the viewer sees it — the same the
+/// table page's log shows (docs/table.md) — so north reads south's dealt
+/// cards as hidden ones.
+#[test]
+fn readable_events_are_sentences_of_the_viewers_events() {
+    let game = "examples/peek-and-play";
+    let actions = "examples/peek-and-play/actions.jsonl";
+    let args = |format| {
+        [
+            "run",
+            game,
+            "--actions",
+            actions,
+            "--view",
+            "north",
+            "--format",
+            format,
+        ]
+    };
+    let jsonl = run(&args("jsonl"), b"");
+    let text = run(&args("text"), b"");
+    assert!(jsonl.status.success() && text.status.success());
+    let lines: Vec<String> = String::from_utf8_lossy(&text.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let events = events(&jsonl);
+    assert_eq!(lines.len(), events.len());
+    for (line, e) in lines.iter().zip(&events) {
+        let said = digipology_room::sentence::sentence(e);
+        let ty = e["type"].as_str().unwrap_or_default();
+        assert_eq!(
+            *line,
+            format!("#{:<4} {ty:<18} {said}", e["seq"].to_string())
+        );
+    }
+    let dealt = lines
+        .iter()
+        .find(|l| l.contains("deck.dealt"))
+        .expect("the deal");
+    assert!(
+        dealt.contains("draw_pile dealt 3 cards each to hand_north and hand_south: ")
+            && dealt.ends_with(" and 3 hidden cards."),
+        "{dealt}"
+    );
+}

@@ -222,7 +222,7 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
         "the card to snap onto the slot",
     );
     let log = text_of(&mut b, "#log");
-    assert!(log.contains("entity.dropped"), "{log}");
+    assert!(log.contains(" put down card."), "{log}");
     b.screenshot("03-dropped");
 
     // Ask, then answer the prompt in its dialog.
@@ -275,17 +275,17 @@ fn a_seat_presses_a_button_drags_a_card_and_answers_a_prompt() {
         "[...document.querySelectorAll('#log li.bad')].some((li) => li.textContent.includes('rolled back'))",
         "the press taken back",
     );
-    let bad: Vec<String> = serde_json::from_value(
-        b.eval("[...document.querySelectorAll('#log li.bad')].map((li) => li.textContent)"),
-    )
+    let bad: Vec<String> = serde_json::from_value(b.eval(
+        "[...document.querySelectorAll('#log li.bad')].map((li) => `${li.dataset.type} ${li.textContent}`)",
+    ))
     .expect("log lines");
     assert!(
-        bad.iter()
-            .any(|l| l.contains("action.rejected") && l.contains("script_error")),
+        bad.iter().any(|l| l.starts_with("action.rejected")
+            && l.contains("button.press was refused (script_error)")),
         "{bad:?}"
     );
     assert!(
-        bad.iter().any(|l| l.contains("script.error")
+        bad.iter().any(|l| l.starts_with("script.error")
             && l.contains("main.lua:7")
             && l.contains("kaboom")),
         "{bad:?}"
@@ -383,7 +383,7 @@ fn a_decision_runs_out_into_the_safe_default() {
         "round 2's prompt",
     );
     let log = text_of(&mut b, "#log");
-    assert!(log.contains("prompt.responded"), "{log}");
+    assert!(log.contains("answered \"rock\"."), "{log}");
     b.screenshot("02-expired");
 }
 
@@ -677,7 +677,7 @@ fn a_player_who_joins_first_follows_the_match_once_it_starts() {
     );
     assert_eq!(r.json()["accepted"], json!(true));
     b.wait_for(
-        "document.querySelector('#counter-score').textContent === '1' && document.querySelector('#log').textContent.includes('button.pressed')",
+        "document.querySelector('#counter-score').textContent === '1' && document.querySelector('#log').textContent.includes('pressed bump.')",
         "bob's press on ann's page",
     );
     b.screenshot("02-live");
@@ -862,7 +862,553 @@ fn a_person_plays_tic_tac_toe_against_the_games_bot() {
         "document.querySelector('#controls').textContent.includes('x to play') && [...document.querySelectorAll('#log li')].filter((li) => li.dataset.type === 'snap.attached').length === 2",
         "the bot's answer on the board",
     );
+    // The log's JSON, on demand, names the bot's o piece.
+    b.click("#log-json");
     let log = text_of(&mut b, "#log");
     assert!(log.contains("\"entityId\":\"o"), "an o piece moved: {log}");
     b.screenshot("bot-answered");
+}
+
+/// A designer's peek-and-play (examples/peek-and-play) with both seats
+/// taken: north's and south's join answers.
+fn peek_and_play(server: &Server) -> (Value, Value) {
+    let m = post(server, "/games/peek-and-play/matches", &json!({}));
+    let id = m["matchId"].as_str().expect("match id").to_owned();
+    let north = post(
+        server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "ann", "seat": "north"}),
+    );
+    let south = post(
+        server,
+        &format!("/matches/{id}/join"),
+        &json!({"name": "bob", "seat": "south"}),
+    );
+    (north, south)
+}
+
+/// A seat's observation, from the API.
+fn observe(server: &Server, joined: &Value) -> Value {
+    let id = joined["matchId"].as_str().expect("match");
+    let r = request(
+        &server.addr,
+        "GET",
+        &format!("/matches/{id}/observation"),
+        joined["token"].as_str(),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// The items of a container in a seat's view.
+fn items(obs: &Value, container: &str) -> Vec<String> {
+    serde_json::from_value(
+        obs["view"]["entities"][container]["components"]["container"]["items"].clone(),
+    )
+    .unwrap_or_default()
+}
+
+/// The seat answers its open prompt with `response` through the API.
+fn answer(server: &Server, joined: &Value, response: &str) {
+    let obs = observe(server, joined);
+    let a = obs["legalActions"]
+        .as_array()
+        .and_then(|l| {
+            l.iter()
+                .find(|a| a["type"] == "prompt.respond" && a["payload"]["response"] == response)
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no answer {response} on offer: {obs}"));
+    let id = joined["matchId"].as_str().expect("match");
+    let body = json!({"clientActionId": format!("api-{}", obs["seq"]), "action": a});
+    let r = request(
+        &server.addr,
+        "POST",
+        &format!("/matches/{id}/actions"),
+        joined["token"].as_str(),
+        Some(body.to_string().as_bytes()),
+    );
+    assert!(
+        r.json()["accepted"] == json!(true),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+}
+
+/// docs/table.md, Playing a card: in peek-and-play the game's prompt
+/// offers each card of north's hand ("play:c05"); a click on a card
+/// plays it, and so does a drag onto the discard pile — the action
+/// reaches the server and the card is on the pile. Between turns a
+/// click on a card nothing offers gives a hint and sends nothing.
+#[test]
+fn a_card_in_the_hand_is_played_by_a_click_and_by_a_drag() {
+    let Some(Rig { server, mut b, .. }) = rig("hand-play", &["peek-and-play"], &[], (1200, 900))
+    else {
+        return;
+    };
+    let (north, south) = peek_and_play(&server);
+    b.open(&seat_url(&server, &north), LIVE);
+    b.wait_for(
+        "document.querySelectorAll('section.mine .hcard.playable').length === 3",
+        "north's three playable cards",
+    );
+    b.screenshot("01-hand");
+    // A click plays the first card: it lands on the discard pile.
+    let first = b.eval("document.querySelector('section.mine .hcard.playable').dataset.id");
+    let first = first.as_str().expect("a card id").to_owned();
+    b.click(&format!("section.mine .hcard[data-id='{first}']"));
+    b.wait_for(
+        &format!("document.querySelector('[data-container=\"discard\"] .hcard[data-id=\"{first}\"]') && !document.querySelector('section.mine .hcard[data-id=\"{first}\"]')"),
+        "the clicked card on the discard pile",
+    );
+    let obs = observe(&server, &north);
+    assert_eq!(items(&obs, "discard"), vec![first.clone()]);
+    assert!(!items(&obs, "hand_north").contains(&first));
+    b.screenshot("02-clicked");
+
+    // South's move: north's cards are on offer to nothing now. A click
+    // gives a hint and sends nothing.
+    b.wait_for(
+        "document.querySelectorAll('section.mine .hcard.playable').length === 0 && document.querySelectorAll('section.mine .hcard').length === 2",
+        "north's cards not playable on south's turn",
+    );
+    let seq = observe(&server, &north)["seq"].clone();
+    b.click("section.mine .hcard");
+    b.wait_for(
+        "!document.querySelector('#hand-hint').hidden && /nothing on offer/.test(document.querySelector('#hand-hint').textContent)",
+        "the hint",
+    );
+    assert!(b.eval("document.querySelector('#play-menu')").is_null());
+    assert_eq!(
+        observe(&server, &north)["seq"],
+        seq,
+        "the click sent nothing"
+    );
+
+    // South peeks; north drags a card onto the discard pile.
+    answer(&server, &south, "peek");
+    b.wait_for(
+        "document.querySelectorAll('section.mine .hcard.playable').length === 2",
+        "north's turn again",
+    );
+    let second = b.eval("document.querySelector('section.mine .hcard.playable').dataset.id");
+    let second = second.as_str().expect("a card id").to_owned();
+    let pile = b.centre("[data-container='discard']");
+    b.drag(&format!("section.mine .hcard[data-id='{second}']"), pile);
+    b.wait_for(
+        &format!(
+            "document.querySelector('[data-container=\"discard\"] .hcard[data-id=\"{second}\"]')"
+        ),
+        "the dragged card on the discard pile",
+    );
+    assert_eq!(
+        items(&observe(&server, &north), "discard"),
+        vec![first, second]
+    );
+    assert!(
+        b.eval("document.querySelector('.hcard.lifting')").is_null(),
+        "the dragged copy is gone"
+    );
+    b.screenshot("03-dragged");
+}
+
+/// A game whose prompt offers each of two cards to two piles ("c1 to
+/// left", "c1 to right", …) and never the third.
+const PILES: &str = r#"{
+  "id": "piles", "name": "Piles", "version": "1.0.0", "kernelVersion": 1,
+  "seats": ["a", "b"],
+  "entities": [
+    { "id": "hand_a", "components": { "container": { "visibility": "private", "owner": "a", "items": ["c1", "c2", "c3"] } } },
+    { "id": "left", "components": { "container": {} } },
+    { "id": "right", "components": { "container": {} } },
+    { "id": "c1", "props": {"label": "Ace"}, "components": { "flippable": {} } },
+    { "id": "c2", "props": {"label": "Two"}, "components": { "flippable": {} } },
+    { "id": "c3", "props": {"label": "Three"}, "components": { "flippable": {} } }
+  ],
+  "scripts": [ { "id": "main", "file": "scripts/main.lua", "bindings": [{ "id": "global" }] } ]
+}"#;
+
+const PILES_LUA: &str = r#"local function ask()
+  local choices = {}
+  for _, c in ipairs(game.entity("hand_a"):items()) do
+    if c.id ~= "c3" then
+      choices[#choices + 1] = c.id .. " to left"
+      choices[#choices + 1] = c.id .. " to right"
+    end
+  end
+  choices[#choices + 1] = "pass"
+  ui:prompt(game.seat("a"), "Where?", choices, { callback = "put", default = "pass" })
+end
+
+function on_seat_assigned(event)
+  if storage.started or not (game.seat("a") and game.seat("b")) then return end
+  storage.started = true
+  ask()
+end
+
+function put(answer, event)
+  if answer ~= "pass" then
+    local id, pile = string.match(answer, "^(%S+) to (%S+)$")
+    game.entity(id):move_to(game.entity(pile))
+  end
+  ask()
+end
+"#;
+
+/// docs/table.md, Playing a card: a card several offers name opens a
+/// menu of them; a drag onto a pile one of them names plays that one at
+/// once; a card nothing names gives a hint.
+#[test]
+fn a_card_with_several_plays_asks_which_and_a_drop_onto_a_pile_chooses() {
+    let (dir, _) = setup("hand-menu");
+    let game = dir.join("piles");
+    std::fs::create_dir_all(game.join("scripts")).expect("game folder");
+    std::fs::write(game.join("game.json"), PILES).expect("game.json");
+    std::fs::write(game.join("scripts/main.lua"), PILES_LUA).expect("script");
+    let server = Server::start(&[game], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 1000, 800) else {
+        return;
+    };
+    let m = post(&server, "/games/piles/matches", &json!({}));
+    let id = m["matchId"].as_str().expect("match id");
+    let a = post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"seat": "a"}),
+    );
+    post(
+        &server,
+        &format!("/matches/{id}/join"),
+        &json!({"seat": "b"}),
+    );
+    b.open(&seat_url(&server, &a), LIVE);
+    b.wait_for(
+        "document.querySelectorAll('section.mine .hcard.playable').length === 2",
+        "two playable cards",
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.hcard[data-id=\"c3\"]').classList.contains('playable')"),
+        json!(false)
+    );
+    // The third card: a hint, nothing sent.
+    b.click(".hcard[data-id='c3']");
+    b.wait_for("!document.querySelector('#hand-hint').hidden", "the hint");
+    assert!(b.eval("document.querySelector('#play-menu')").is_null());
+    // The first: a menu of its two plays (and Cancel).
+    b.click(".hcard[data-id='c1']");
+    b.wait_for("document.querySelector('#play-menu')", "the menu");
+    let labels =
+        b.eval("[...document.querySelectorAll('#play-menu button')].map((x) => x.textContent)");
+    assert_eq!(labels, json!(["c1 to left", "c1 to right", "Cancel"]));
+    // The menu covers no card of the hand.
+    let clear = b.eval("(() => { const m = document.querySelector('#play-menu').getBoundingClientRect(); return [...document.querySelectorAll('section.mine .hcard')].every((c) => { const r = c.getBoundingClientRect(); return r.bottom <= m.top || r.top >= m.bottom || r.right <= m.left || r.left >= m.right; }); })()");
+    assert_eq!(clear, json!(true), "the menu covers a card");
+    b.screenshot("01-menu");
+    // A press elsewhere closes it, and sends nothing; then pick a play.
+    let seq = observe(&server, &a)["seq"].clone();
+    b.click("section.mine h2");
+    b.wait_for("!document.querySelector('#play-menu')", "the menu closed");
+    assert_eq!(
+        observe(&server, &a)["seq"],
+        seq,
+        "closing the menu sent nothing"
+    );
+    b.click(".hcard[data-id='c1']");
+    b.wait_for("document.querySelector('#play-menu')", "the menu again");
+    click_button(&mut b, "c1 to right");
+    b.wait_for(
+        "document.querySelector('[data-container=\"right\"] .hcard[data-id=\"c1\"]') && !document.querySelector('#play-menu')",
+        "c1 on the right pile",
+    );
+    // The second, dragged onto the left pile: that play, no menu.
+    b.wait_for(
+        "document.querySelector('.hcard.playable[data-id=\"c2\"]')",
+        "c2 on offer",
+    );
+    let left = b.centre("[data-container='left']");
+    b.drag(".hcard[data-id='c2']", left);
+    b.wait_for(
+        "document.querySelector('[data-container=\"left\"] .hcard[data-id=\"c2\"]')",
+        "c2 on the left pile",
+    );
+    assert!(b.eval("document.querySelector('#play-menu')").is_null());
+    let obs = observe(&server, &a);
+    assert_eq!(items(&obs, "left"), vec!["c2"]);
+    assert_eq!(items(&obs, "right"), vec!["c1"]);
+    assert_eq!(items(&obs, "hand_a"), vec!["c3"]);
+    b.screenshot("02-played");
+}
+
+/// docs/table.md: the prompt never covers the hand — at a phone's, a
+/// phone on its side, a small laptop's and a common screen's size every card of the seat's
+/// hand, scrolled into view, is what a click at its centre reaches, and
+/// none overlaps the open prompt: in peek-and-play (a small table) and
+/// on the test table (a tall one, the hand below it).
+#[test]
+fn a_prompt_never_covers_the_hand() {
+    let (dir, game) = setup("prompt-hand");
+    let peek = common::root().join("examples/peek-and-play");
+    let server = Server::start(&[game, peek], &dir.join("data"), &[]);
+    let Some(mut b) = Browser::start(&dir, 390, 640) else {
+        return;
+    };
+    let (north, _) = peek_and_play(&server);
+    let (ann, _) = both_seats(&server);
+    // Each card scrolled to the top, the middle and the bottom of the
+    // window (where a prompt pinned to the window's edge would lie).
+    let uncovered = "(() => [...document.querySelectorAll('section.mine .hcard')].every((c) => ['start', 'center', 'end'].every((block) => {
+        c.scrollIntoView({ block });
+        const r = c.getBoundingClientRect();
+        const p = document.querySelector('#prompt').getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        const apart = r.bottom <= p.top || r.top >= p.bottom || r.right <= p.left || r.left >= p.right;
+        return !!hit && hit.closest('.hcard') === c && apart;
+      })))()";
+    for (w, h) in [(390, 640), (640, 360), (1024, 600), (1280, 720)] {
+        b.resize(w, h);
+        b.open(&seat_url(&server, &north), LIVE);
+        b.wait_for(
+            "!document.querySelector('#prompt').hidden && document.querySelectorAll('section.mine .hcard').length === 3",
+            "the prompt and the hand",
+        );
+        b.screenshot(&format!("peek-{w}x{h}"));
+        assert_eq!(
+            b.eval(uncovered),
+            json!(true),
+            "at {w}x{h} the prompt covers the hand"
+        );
+        // The test table: its prompt opens from a button.
+        b.open(&seat_url(&server, &ann), LIVE);
+        b.wait_for("document.querySelector('#button-ask')", "the ask button");
+        b.eval("document.querySelector('#button-ask').scrollIntoView({ block: 'center' })");
+        b.click("#button-ask");
+        b.wait_for(
+            "!document.querySelector('#prompt').hidden && document.querySelector('section.mine .hcard')",
+            "the test table's prompt",
+        );
+        b.screenshot(&format!("table-{w}x{h}"));
+        assert_eq!(
+            b.eval(uncovered),
+            json!(true),
+            "at {w}x{h} the prompt covers the test table's hand"
+        );
+        b.eval("document.querySelector('#prompt button').scrollIntoView({ block: 'center' })");
+        click_button(&mut b, "red");
+        b.wait_for("document.querySelector('#prompt').hidden", "the answer");
+    }
+    // With a small table the prompt and the hand are in view together,
+    // unscrolled.
+    b.open(&seat_url(&server, &north), LIVE);
+    b.wait_for(
+        "!document.querySelector('#prompt').hidden && document.querySelectorAll('section.mine .hcard').length === 3",
+        "the prompt and the hand",
+    );
+    let both = b.eval("(() => { window.scrollTo(0, 0); const last = [...document.querySelectorAll('section.mine .hcard')].pop().getBoundingClientRect(); const p = document.querySelector('#prompt').getBoundingClientRect(); return p.top >= 0 && last.bottom <= window.innerHeight; })()");
+    assert_eq!(
+        both,
+        json!(true),
+        "the prompt and the hand are not in view together at 1280x720"
+    );
+}
+
+/// docs/table.md, Events: the log reads as sentences — the server's,
+/// made from the seat's own events, the same `digipology run --format
+/// text` prints — and shows an event's JSON on demand, one line or all.
+#[test]
+fn the_log_reads_as_sentences_with_the_json_on_demand() {
+    let Some(Rig { server, mut b, .. }) =
+        rig("log-sentences", &["peek-and-play"], &[], (1200, 900))
+    else {
+        return;
+    };
+    let (north, _) = peek_and_play(&server);
+    b.open(&seat_url(&server, &north), LIVE);
+    b.wait_for(
+        "document.querySelector('#log li[data-type=\"deck.dealt\"]') && document.querySelectorAll('section.mine .hcard').length === 3",
+        "the deal in the log",
+    );
+    let dealt = text_of(&mut b, "#log li[data-type='deck.dealt']");
+    let mine: Vec<String> = serde_json::from_value(
+        b.eval("[...document.querySelectorAll('section.mine .hcard')].map((c) => c.dataset.id)"),
+    )
+    .expect("ids");
+    // North reads its own three cards and three hidden ones.
+    let (head, named) = dealt.split_once(": ").expect("a sentence naming cards");
+    assert!(
+        head.ends_with("draw_pile dealt 3 cards each to hand_north and hand_south"),
+        "{dealt}"
+    );
+    let named = named
+        .strip_suffix(" and 3 hidden cards.")
+        .unwrap_or_else(|| panic!("{dealt}"));
+    let mut named: Vec<&str> = named.split(", ").collect();
+    let mut mine: Vec<&str> = mine.iter().map(String::as_str).collect();
+    named.sort_unstable();
+    mine.sort_unstable();
+    assert_eq!(named, mine, "{dealt}");
+    // Sentences, no JSON, until asked.
+    let shown = b.eval("document.querySelector('#log').innerText");
+    let shown = shown.as_str().unwrap_or_default();
+    assert!(!shown.contains("{\""), "{shown}");
+    assert!(shown.contains("The game started."), "{shown}");
+    assert!(
+        shown.contains("is asked \"Your move\": one of \"play:"),
+        "{shown}"
+    );
+    // Each line's sentence is the server's sentence of the line's JSON.
+    b.click("#log li[data-type='deck.dealt']");
+    b.wait_for(
+        "document.querySelector('#log li[data-type=\"deck.dealt\"] pre.raw')",
+        "the line's JSON",
+    );
+    let raw = text_of(&mut b, "#log li[data-type='deck.dealt'] pre.raw");
+    let event: Value = serde_json::from_str(&raw).expect("the line's JSON");
+    assert_eq!(event["type"], "deck.dealt");
+    assert!(event.get("text").is_none(), "{raw}");
+    assert_eq!(
+        event["data"]["entityIds"]
+            .as_array()
+            .map(|l| l.iter().filter(|x| x.is_null()).count()),
+        Some(3),
+        "south's cards are hidden from north: {raw}"
+    );
+    assert!(
+        dealt.ends_with(&digipology_room::sentence::sentence(&event)),
+        "{dealt}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#log pre.raw').length"),
+        json!(1)
+    );
+    b.click("#log li[data-type='deck.dealt']");
+    b.wait_for(
+        "!document.querySelector('#log pre.raw')",
+        "the JSON hidden again",
+    );
+    // The whole log's JSON, then none.
+    b.click("#log-json");
+    b.wait_for(
+        "[...document.querySelectorAll('#log li[data-seq]')].every((li) => li.querySelector('pre.raw'))",
+        "every line's JSON",
+    );
+    b.screenshot("json");
+    b.click("#log-json");
+    b.wait_for("!document.querySelector('#log pre.raw')", "the JSON hidden");
+
+    // The stream the page reads: each line the seat's event, byte for
+    // byte, with its sentence last.
+    let id = north["matchId"].as_str().expect("match");
+    let token = north["token"].as_str();
+    let read = |q: &str| {
+        let r = request(
+            &server.addr,
+            "GET",
+            &format!("/matches/{id}/events?follow=false{q}"),
+            token,
+            None,
+        );
+        assert_eq!(r.status, 200);
+        String::from_utf8_lossy(&r.body)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: ").map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    let plain = read("");
+    let said = read("&text=true");
+    assert_eq!(plain.len(), said.len());
+    assert!(plain.len() > 5, "{plain:?}");
+    for (p, s) in plain.iter().zip(&said) {
+        let event: Value = serde_json::from_str(p).expect("event");
+        let text =
+            serde_json::to_string(&digipology_room::sentence::sentence(&event)).expect("json");
+        assert_eq!(
+            *s,
+            format!("{},\"text\":{text}}}", &p[..p.len() - 1]),
+            "{p}"
+        );
+        assert!(!p.contains("\"text\""), "{p}");
+    }
+}
+
+/// docs/table.md, A screenshot of a seat's page: the documented command
+/// line, run as written against a live match, writes a PNG of the
+/// window's size; the same line with `--dump-dom` shows what it
+/// pictured — the seat's hand, on offer, and the log's sentences. And
+/// the card size the doc gives is the page's.
+#[test]
+fn the_documented_screenshot_command_pictures_a_seats_page() {
+    let doc = std::fs::read_to_string(common::root().join("docs/table.md")).expect("table.md");
+    let page =
+        std::fs::read_to_string(common::root().join("server/src/page/table.js")).expect("table.js");
+    assert!(
+        page.contains("const CARD = { w: 1.6, h: 2.2 };"),
+        "the page's card size changed: update docs/table.md"
+    );
+    assert!(
+        doc.contains("| a card, a deck or a pile on the table | 1.6 × 2.2 |"),
+        "docs/table.md gives the card's size"
+    );
+    let section = doc
+        .split("## A screenshot of a seat's page")
+        .nth(1)
+        .expect("the section");
+    let line = section
+        .lines()
+        .find(|l| l.starts_with("chromium --headless"))
+        .expect("the command line")
+        .to_owned();
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        assert!(
+            std::env::var("DIGIPOLOGY_BROWSER_TESTS").as_deref() != Ok("required"),
+            "no Chromium at /usr/bin/chromium (apt-get install chromium)"
+        );
+        eprintln!("browser test skipped: no Chromium (apt-get install chromium)");
+        return;
+    }
+    let (dir, _) = setup("screenshot-doc");
+    let server = Server::start(
+        &[common::root().join("examples/peek-and-play")],
+        &dir.join("data"),
+        &[],
+    );
+    let (north, _) = peek_and_play(&server);
+    let profile = dir.join("profile");
+    let concrete = line
+        .replace("http://127.0.0.1:7878", &format!("http://{}", server.addr))
+        .replace("MATCH", north["matchId"].as_str().expect("match"))
+        .replace("TOKEN", north["token"].as_str().expect("token"))
+        .replace("/tmp/digipology-shot", profile.to_str().expect("path"));
+    let shell = |command: &str| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&dir)
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "{command}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    shell(&concrete);
+    let png = std::fs::read(dir.join("north.png")).expect("the screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((size(16), size(20)), (1280, 800), "the window's size");
+    // What it pictured: the page as it stood when the picture was taken.
+    let _ = std::fs::remove_dir_all(&profile);
+    let dom = shell(&concrete.replace("--screenshot=north.png", "--dump-dom"));
+    assert!(dom.contains("(still)"), "a still picture: {dom}");
+    assert_eq!(
+        dom.matches("hcard playable").count(),
+        3,
+        "north's hand on offer: {dom}"
+    );
+    assert!(dom.contains("The game started."), "the log: {dom}");
+    assert!(dom.contains("and 3 hidden cards."), "the deal: {dom}");
 }

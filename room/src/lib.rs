@@ -19,6 +19,7 @@ mod matching;
 pub mod package;
 pub mod record;
 pub mod room;
+pub mod sentence;
 
 pub use error::CliError;
 pub use package::{build_room, resume_room, room_from_save, Package, Save};

@@ -804,6 +804,11 @@ async fn frame(
 #[serde(deny_unknown_fields)]
 struct StreamQuery {
     after: Option<u64>,
+    /// Each event line also carries `text`, its sentence (the table page's
+    /// log; `digipology run --format text` prints the same).
+    text: Option<bool>,
+    /// `false`: send what is there now, then end (a still picture).
+    follow: Option<bool>,
     #[allow(dead_code)]
     token: Option<String>,
 }
@@ -846,6 +851,10 @@ struct StreamState {
     rx: tokio::sync::watch::Receiver<Tick>,
     pending: VecDeque<(u64, String)>,
     ended: bool,
+    /// Whether each line carries its sentence (`text=true`).
+    text: bool,
+    /// Whether it waits for more once it has sent everything (`follow`).
+    follow: bool,
     /// Reload notices seen (those before the stream opened count as seen).
     reloads: u32,
     _guard: Option<StreamGuard>,
@@ -867,6 +876,8 @@ impl StreamState {
             cursor: last_event_id(headers, q.after),
             pending: VecDeque::new(),
             ended: false,
+            text: q.text == Some(true),
+            follow: q.follow != Some(false),
             reloads: handle.feed.tick().reloads,
             _guard: guard,
         }
@@ -887,6 +898,11 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
         loop {
             if let Some((seq, lines)) = st.pending.pop_front() {
                 st.cursor = Some(seq);
+                let lines = if st.text {
+                    with_sentences(&lines)
+                } else {
+                    lines
+                };
                 let ev = Event::default()
                     .id(seq.to_string())
                     .event("events")
@@ -918,11 +934,40 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
                     .data(json!({"seq": last}).to_string());
                 return Some((Ok(ev), st));
             }
+            if !st.follow {
+                return None;
+            }
             if st.rx.changed().await.is_err() {
                 return None;
             }
         }
     })
+}
+
+/// The viewer's event lines, each with its sentence as `text`: made from
+/// the line itself (the viewer's own projection), so it says no more.
+fn with_sentences(lines: &str) -> String {
+    let mut out = String::with_capacity(lines.len() * 2);
+    for line in lines.lines() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        // The event's own bytes, then its sentence as the last key.
+        match (serde_json::from_str::<Value>(line), line.strip_suffix('}')) {
+            (Ok(event), Some(open)) if event.is_object() => {
+                let text = Value::String(digipology_room::sentence::sentence(&event));
+                out.push_str(open);
+                if !open.ends_with('{') {
+                    out.push(',');
+                }
+                out.push_str("\"text\":");
+                out.push_str(&text.to_string());
+                out.push('}');
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// Sequences a stream takes from the feed at a time.

@@ -338,9 +338,53 @@ function swap(box, nodes) {
   box.replaceChildren(...nodes);
 }
 
+/** Shows (or hides) a log line's event as JSON. */
+function showRaw(li, on) {
+  const pre = li.querySelector('pre');
+  if (!on) { if (pre) pre.remove(); return; }
+  if (!pre && li.raw !== undefined) li.append(el('pre', { class: 'raw', text: li.raw }));
+}
+
 function targets(a) {
   const p = a.payload || {};
   return p.entityId || p.deckId || p.stackId || null;
+}
+
+/** Actions that handle a piece rather than play it: each has its own
+ * gesture (drag, double-click, `f`, `g`), so they are never a card's play. */
+const HANDLING = new Set(['entity.grab', 'entity.drop', 'entity.flip']);
+
+/** The units of free text, as the kernel reads them (docs/observations.md,
+ * Text a game writes): a run of letters, digits and `_`, or any single
+ * other character. */
+const UNIT = /[\p{Alphabetic}\p{N}_]+|[^]/gu;
+
+/** The entity ids named in `v` (a canonical value: every string in it,
+ * object keys too), found as the kernel finds them: whole units, the
+ * leftmost first, then the longest of at most `most` units. */
+function idsIn(v, known, most, out = new Set()) {
+  if (typeof v === 'string') {
+    const units = v.match(UNIT) || [];
+    for (let i = 0; i < units.length;) {
+      let hit = 0;
+      let span = '';
+      for (let n = 1; n <= most && i + n <= units.length; n += 1) {
+        span += units[i + n - 1];
+        if (known.has(span)) hit = n;
+      }
+      if (hit) { out.add(units.slice(i, i + hit).join('')); i += hit; } else i += 1;
+    }
+  } else if (Array.isArray(v)) {
+    for (const x of v) idsIn(x, known, most, out);
+  } else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) { idsIn(k, known, most, out); idsIn(x, known, most, out); }
+  }
+  return out;
+}
+
+/** How many units an id reads as. */
+function unitsOf(id) {
+  return (id.match(UNIT) || []).length;
 }
 
 // ---- a match ---------------------------------------------------------------
@@ -354,6 +398,9 @@ class Table {
     this.seat = p.get('seat') || (p.has('replay') ? null : Object.keys(this.tokens)[0] || null);
     this.mode = p.has('replay') ? 'replay' : (p.has('watch') || !this.tokens[this.seat]) ? 'watch' : 'seat';
     this.token = this.mode !== 'watch' ? this.tokens[this.seat] || null : null;
+    // A still picture (`&still`): the table and its log as they are now,
+    // not followed — what a headless browser's screenshot waits for.
+    this.still = p.has('still');
     this.obs = null;
     this.pending = [];
     this.n = 0;
@@ -371,6 +418,9 @@ class Table {
     this.ticker = setInterval(() => this.drawClocks(), 200);
     this.onMove = (e) => this.pointerMove(e);
     this.onUp = (e) => this.pointerUp(e);
+    // A press anywhere but the play menu closes it.
+    this.onDown = (e) => { if (this.menuBox && !this.menuBox.contains(e.target)) this.closeMenu(); };
+    document.addEventListener('pointerdown', this.onDown, true);
     document.addEventListener('pointermove', this.onMove);
     document.addEventListener('pointerup', this.onUp);
     document.addEventListener('pointercancel', this.onUp);
@@ -379,8 +429,11 @@ class Table {
 
   close() {
     this.closed = true;
+    this.closeMenu();
+    this.dropLift();
     clearInterval(this.ticker);
     if (this.stream) this.stream.close();
+    document.removeEventListener('pointerdown', this.onDown, true);
     document.removeEventListener('pointermove', this.onMove);
     document.removeEventListener('pointerup', this.onUp);
     document.removeEventListener('pointercancel', this.onUp);
@@ -421,13 +474,22 @@ class Table {
     this.controlsBox = el('section', { class: 'controls', id: 'controls' });
     this.selectionBox = el('section', { class: 'selection', id: 'selection', hidden: true });
     this.logList = el('ol', { class: 'log', id: 'log', 'aria-label': 'Event log' });
+    this.logJson = false;
+    const jsonToggle = el('button', { id: 'log-json', class: 'small', 'aria-pressed': 'false', title: 'Show each event as the server sent it' }, 'JSON');
+    jsonToggle.addEventListener('click', () => {
+      this.logJson = !this.logJson;
+      jsonToggle.setAttribute('aria-pressed', String(this.logJson));
+      for (const li of this.logList.children) showRaw(li, this.logJson);
+    });
+    // The prompt sits between the table and the hands: it never covers a
+    // card you may answer it with (docs/table.md).
     this.promptBox = el('div', { class: 'prompt', id: 'prompt', role: 'dialog', 'aria-modal': 'false', hidden: true });
+    this.hintBox = el('p', { class: 'hint', id: 'hand-hint', role: 'status', hidden: true });
     this.app.append(this.noticeBox, this.resultBox,
       el('main', { class: 'layout' },
-        el('div', { class: 'board' }, this.scrubber, this.svg, this.handsBox),
+        el('div', { class: 'board' }, this.scrubber, this.svg, this.promptBox, this.hintBox, this.handsBox),
         el('aside', { class: 'side' }, this.selectionBox, this.clocksBox, this.controlsBox,
-          el('section', {}, el('h2', { text: 'Events' }), this.logList))),
-      this.promptBox);
+          el('section', {}, el('div', { class: 'head' }, el('h2', { text: 'Events' }), jsonToggle), this.logList))));
     this.svg.addEventListener('pointerdown', (e) => this.pointerDown(e));
     this.svg.addEventListener('keydown', (e) => this.key(e));
   }
@@ -444,13 +506,36 @@ class Table {
     }
     if (this.mode === 'replay') {
       this.setupScrubber();
-      this.openStream();
+      if (this.still) await this.readLog(); else this.openStream();
       return;
     }
     // The stream opens once the match has started (before, the server
     // refuses it, and a browser does not retry a refused stream).
     await this.refresh();
-    if (!this.closed) this.openStream();
+    if (this.closed) return;
+    if (this.still) await this.readLog(); else this.openStream();
+  }
+
+  /** The stream path for the viewer. */
+  streamPath(q) {
+    if (this.mode !== 'watch' && this.token) q.set('token', this.token);
+    // Each event with its sentence (docs/server.md, Follow the events).
+    q.set('text', 'true');
+    return `/matches/${encodeURIComponent(this.matchId)}/${this.mode === 'watch' || !this.token ? 'spectate/events' : 'events'}?${q}`;
+  }
+
+  /** A still picture's log: the stream up to now, read once. */
+  async readLog() {
+    const res = await fetch(this.streamPath(new URLSearchParams({ follow: 'false' })));
+    const body = await res.text();
+    if (this.closed) return;
+    for (const msg of body.split('\n\n')) {
+      if (!/^event: ?events$/m.test(msg)) continue;
+      for (const line of msg.split('\n')) {
+        if (!line.startsWith('data:')) continue;
+        try { this.logEvent(JSON.parse(line.slice(5))); } catch (_) { /* a line the page cannot read */ }
+      }
+    }
   }
 
   // ---- observations and the stream ----
@@ -516,10 +601,8 @@ class Table {
 
   openStream(after) {
     const q = new URLSearchParams();
-    if (this.mode !== 'watch' && this.token) q.set('token', this.token);
     if (after) q.set('after', after);
-    const path = `/matches/${encodeURIComponent(this.matchId)}/${this.mode === 'watch' || !this.token ? 'spectate/events' : 'events'}?${q}`;
-    const es = new EventSource(path);
+    const es = new EventSource(this.streamPath(q));
     es.lastId = after || '';
     this.stream = es;
     es.addEventListener('events', (e) => {
@@ -563,10 +646,10 @@ class Table {
 
   /** Sends an action; a predicted one shows its expected result at once.
    * Actions go one at a time, in the order they were made. */
-  act(type, payload) {
+  act(type, payload, playing) {
     if (this.mode !== 'seat' || !this.obs) return;
     const id = `${this.seat}-${Date.now().toString(36)}-${(this.n += 1)}`;
-    const p = { id, type, payload, predicted: PREDICTED.has(type), seq: null };
+    const p = { id, type, payload, predicted: PREDICTED.has(type), seq: null, playing };
     this.pending.push(p);
     this.render();
     this.outbox = this.outbox.then(async () => {
@@ -635,6 +718,172 @@ class Table {
     return physical;
   }
 
+  // ---- playing a card ----
+
+  /** The seat's open prompts, first by id (as the view has them, so an
+   * answer sent a moment ago has closed its prompt already). */
+  openPrompts() {
+    if (this.mode !== 'seat' || !this.view) return [];
+    return Object.entries(this.view.prompts || {})
+      .filter(([, p]) => p.status === 'open' && this.me && p.playerId === this.me);
+  }
+
+  /** Everything on offer that names pieces: each answer of the seat's
+   * open prompts (a choice), and each legal action other than handling a
+   * piece; with the ids each names (docs/table.md, Playing a card). */
+  allOffers() {
+    if (this.offerCache && this.offerCache.view === this.view) return this.offerCache.list;
+    const known = new Set(Object.keys(this.view.entities || {}));
+    let most = 1;
+    for (const k of known) most = Math.max(most, unitsOf(k));
+    const list = [];
+    const seen = new Set();
+    const add = (type, payload, label, names) => {
+      const key = type === 'prompt.respond' ? `${payload.promptId}\u0000${JSON.stringify(payload.response)}` : JSON.stringify([type, payload]);
+      if (seen.has(key)) return;
+      seen.add(key);
+      list.push({ type, payload, label, names });
+    };
+    const open = new Map(this.openPrompts());
+    for (const [promptId, p] of open) {
+      if (p.kind === 'confirm' || p.kind === 'number' || !Array.isArray(p.choices)) continue;
+      for (const c of p.choices) add('prompt.respond', { promptId, response: c }, show(c), idsIn(c, known, most));
+    }
+    for (const a of (this.obs && this.obs.legalActions) || []) {
+      const pl = a.payload || {};
+      if (HANDLING.has(a.type) || (a.type === 'prompt.respond' && !open.has(pl.promptId))) continue;
+      const { promptId, transform, ...named } = pl;
+      add(a.type, pl, a.type === 'prompt.respond' ? show(pl.response) : actionLabel(a), idsIn(named, known, most));
+    }
+    this.offerCache = { view: this.view, list };
+    return list;
+  }
+
+  /** What offers to play the piece `id`. */
+  offers(id) {
+    if (this.mode !== 'seat' || !this.view || !id) return [];
+    return this.allOffers().filter((o) => o.names.has(id));
+  }
+
+  /** Plays the card `id`: the one offer (of those naming `target`, when
+   * it was dropped on a piece some offer names), else a menu of them;
+   * with none, a hint. */
+  play(id, anchor, target) {
+    const all = this.offers(id);
+    const onto = target ? all.filter((o) => o.names.has(target)) : [];
+    const list = onto.length ? onto : all;
+    if (!list.length) { this.hint(id); return; }
+    if (list.length === 1) { this.send(id, list[0]); return; }
+    this.menu(id, list, anchor);
+  }
+
+  send(id, o) {
+    this.closeMenu();
+    const e = this.entity(id);
+    // A drop the game lists for a card not yet held: pick it up first.
+    if (o.type === 'entity.drop' && e && e.heldBy !== this.me) this.act('entity.grab', { entityId: id });
+    this.act(o.type, o.payload, id);
+  }
+
+  /** A small menu of the offers, above the card (or where it was let go). */
+  menu(id, list, anchor) {
+    this.closeMenu();
+    const card = this.entity(id);
+    const box = el('div', { class: 'play-menu', id: 'play-menu', role: 'menu', 'aria-label': `Play ${card ? labelOf(card) : id}` },
+      el('div', { class: 'muted', text: `Play ${card ? labelOf(card) : id}:` }),
+      ...list.map((o, i) => el('button', { role: 'menuitem', id: `play-${i}`, onclick: () => this.send(id, o) }, o.label)),
+      el('button', { class: 'cancel', id: 'play-cancel', onclick: () => this.closeMenu() }, 'Cancel'));
+    box.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') { this.closeMenu(); ev.preventDefault(); } });
+    document.body.append(box);
+    const r = anchor instanceof Element ? anchor.getBoundingClientRect() : { left: anchor.x, top: anchor.y, bottom: anchor.y, width: 0 };
+    const w = box.offsetWidth;
+    const h = box.offsetHeight;
+    const left = Math.max(4, Math.min(window.innerWidth - w - 4, r.left + r.width / 2 - w / 2));
+    const top = r.top - h - 6 >= 4 ? r.top - h - 6 : Math.min(window.innerHeight - h - 4, r.bottom + 6);
+    box.style.left = `${left}px`;
+    box.style.top = `${Math.max(4, top)}px`;
+    this.menuFor = id;
+    this.menuBox = box;
+    box.querySelector('button').focus({ preventScroll: true });
+  }
+
+  closeMenu() {
+    if (this.menuBox) this.menuBox.remove();
+    this.menuBox = null;
+    this.menuFor = null;
+  }
+
+  /** A gentle hint for a card nothing offers to play. */
+  hint(id) {
+    const node = this.handsBox.querySelector(`.hcard[data-id="${CSS.escape(id)}"]`);
+    if (node) {
+      node.classList.remove('nudge');
+      void node.offsetWidth; // restarts the animation
+      node.classList.add('nudge');
+    }
+    const acting = this.obs && this.obs.participation === 'acting';
+    this.hintBox.textContent = this.mode !== 'seat' ? 'You are watching: nothing to play.'
+      : acting ? 'Nothing on offer plays this card now.' : 'Not your move: nothing on offer plays this card now.';
+    this.hintBox.hidden = false;
+    clearTimeout(this.hintTimer);
+    this.hintTimer = setTimeout(() => { this.hintBox.hidden = true; }, 2500);
+  }
+
+  /** Whether a play of the card is on its way to the server. */
+  isPlaying(id) {
+    return this.pending.some((p) => p.playing === id);
+  }
+
+  /** Whether the piece is drawn as a card in a row under the table. */
+  inRow(id) {
+    return !!this.handsBox.querySelector(`.hcard[data-id="${CSS.escape(id)}"]`);
+  }
+
+  /** A card from a row follows the pointer (a copy: the row stays put). */
+  lift(id, e) {
+    const node = this.handsBox.querySelector(`.hcard[data-id="${CSS.escape(id)}"]`);
+    if (!node) return;
+    const ghost = node.cloneNode(true);
+    ghost.removeAttribute('id');
+    ghost.removeAttribute('tabindex');
+    ghost.classList.add('lifting');
+    ghost.setAttribute('aria-hidden', 'true');
+    document.body.append(ghost);
+    this.ghost = ghost;
+    this.moveLift(e);
+  }
+
+  moveLift(e) {
+    if (!this.ghost) return;
+    this.ghost.style.left = `${e.clientX - this.ghost.offsetWidth / 2}px`;
+    this.ghost.style.top = `${e.clientY - this.ghost.offsetHeight / 2}px`;
+  }
+
+  dropLift() {
+    if (this.ghost) this.ghost.remove();
+    this.ghost = null;
+  }
+
+  /** Where a card from a row was let go: a piece on the table, a row (its
+   * container), the table itself (`null`), or nowhere (`undefined`). */
+  dropTarget(e) {
+    const under = document.elementFromPoint(e.clientX, e.clientY);
+    if (!under) return undefined;
+    const piece = under.closest('#table [data-id]');
+    if (piece) return piece.dataset.id;
+    const row = under.closest('[data-container]');
+    if (row) return row.dataset.container;
+    if (under.closest('#table')) return null;
+    return undefined;
+  }
+
+  /** The container a card is drawn in (a row under the table). */
+  rowOf(id) {
+    const node = this.handsBox.querySelector(`.hcard[data-id="${CSS.escape(id)}"]`);
+    const row = node && node.closest('[data-container]');
+    return row ? row.dataset.container : null;
+  }
+
   // ---- pointer and keys ----
 
   pointerDown(e) {
@@ -653,8 +902,18 @@ class Table {
   pointerMove(e) {
     const pr = this.press;
     if (!pr) return;
+    if (pr.play) { this.moveLift(e); return; }
     if (!pr.moved) {
       if (Math.hypot(e.clientX - pr.x, e.clientY - pr.y) < DRAG_PX) return;
+      // A card in a row that something offers to play is played by
+      // dragging it where it goes (docs/table.md, Playing a card).
+      if (pr.row && this.offers(pr.id).length) {
+        pr.moved = true;
+        pr.play = true;
+        this.closeMenu();
+        this.lift(pr.id, e);
+        return;
+      }
       if (!this.canDrag(pr.id)) { this.press = null; return; }
       pr.moved = true;
       if (this.entity(pr.id).heldBy !== this.me) this.act('entity.grab', { entityId: pr.id });
@@ -672,6 +931,14 @@ class Table {
     if (!pr) return;
     if (!pr.moved) {
       if (e.type === 'pointerup') this.pointerClick(pr.id);
+      return;
+    }
+    if (pr.play) {
+      this.dropLift();
+      // Let go where nothing takes it, or back on its own row: it stays.
+      const target = e.type === 'pointerup' ? this.dropTarget(e) : undefined;
+      if (target === undefined || target === this.rowOf(pr.id)) return;
+      this.play(pr.id, { x: e.clientX, y: e.clientY }, target);
       return;
     }
     const at = e.type === 'pointerup' ? this.toWorld(e) : this.dragAt || this.positionOf(this.entity(pr.id));
@@ -710,6 +977,12 @@ class Table {
    * the first is a double click, which flips it. (Timed here: the first
    * click redraws the table, so the browser's own dblclick never comes.) */
   pointerClick(id) {
+    // A card a click plays is not flipped by a second click.
+    if (this.inRow(id) && (this.isPlaying(id) || this.offers(id).length)) {
+      this.lastClick = null;
+      this.click(id);
+      return;
+    }
     const now = performance.now();
     const last = this.lastClick;
     const flips = this.legal(id).some((a) => a.type === 'entity.flip');
@@ -730,6 +1003,12 @@ class Table {
     const kind = kindOf(e);
     if (kind === 'button' && this.mode === 'seat') { this.act('button.press', { entityId: id }); return; }
     if (kind === 'die' && this.legal(id).some((a) => a.type === 'die.roll')) { this.actOn(id, 'die.roll'); return; }
+    // A card in a row: play it, or a hint that nothing plays it now.
+    if (this.inRow(id)) {
+      if (this.isPlaying(id)) return;
+      this.play(id, this.handsBox.querySelector(`.hcard[data-id="${CSS.escape(id)}"]`));
+      return;
+    }
     this.selected = this.selected === id ? null : id;
     this.render();
   }
@@ -767,11 +1046,12 @@ class Table {
     if (!this.obs || this.closed) return;
     this.view = this.shown();
     this.status.textContent = this.mode === 'replay' ? 'replay'
-      : `${this.mode === 'watch' ? 'watching' : `seat ${this.seat}`} · seq ${this.obs.seq}${this.obs.phase ? ` · phase ${this.obs.phase}` : ''}${this.obs.participation ? ` · ${this.obs.participation}` : ''}`;
+      : `${this.mode === 'watch' ? 'watching' : `seat ${this.seat}`}${this.still ? ' (still)' : ''} · seq ${this.obs.seq}${this.obs.phase ? ` · phase ${this.obs.phase}` : ''}${this.obs.participation ? ` · ${this.obs.participation}` : ''}`;
     keepFocus(this.svg, () => this.drawTable());
     keepFocus(this.handsBox, () => this.drawHands());
     keepFocus(this.controlsBox, () => this.drawControls());
     keepFocus(this.selectionBox, () => this.drawSelection());
+    if (this.menuFor && !this.offers(this.menuFor).length) this.closeMenu();
     this.drawPrompt();
     this.drawClocks();
     this.drawResult();
@@ -931,25 +1211,30 @@ class Table {
       const c = e.components;
       const hand = el('div', { class: 'hand', 'data-container': e.id });
       const items = contents(c.container);
+      const playing = new Set(this.pending.map((p) => p.playing).filter(Boolean));
       for (const id of items) {
         const card = (id && this.view.entities[id]) || { id, components: {} };
         const down = card.components.flippable && card.components.flippable.flipped;
+        const playable = !!id && !playing.has(id) && this.offers(id).length > 0;
         const node = el('div', {
-          class: `hcard ${card.props ? '' : 'back'} ${id && id === this.selected ? 'selected' : ''}`,
+          class: ['hcard', card.props ? '' : 'back', id && id === this.selected ? 'selected' : '',
+            playable ? 'playable' : '', id && playing.has(id) ? 'playing' : ''].filter(Boolean).join(' '),
           'data-id': id || undefined, tabindex: 0, role: 'button',
-          'aria-label': `card ${card.props ? labelOf(card) : 'hidden'}${down ? ', face down' : ''}`,
+          title: playable ? 'Click or drag to play' : undefined,
+          'aria-label': `card ${card.props ? labelOf(card) : 'hidden'}${down ? ', face down' : ''}${playable ? ', playable' : ''}`,
           text: card.props ? labelOf(card) : '',
         });
         if (id) {
           node.addEventListener('pointerdown', (ev) => {
-            if (ev.button === 0) this.press = { id, x: ev.clientX, y: ev.clientY, moved: false };
+            if (ev.button === 0) this.press = { id, x: ev.clientX, y: ev.clientY, moved: false, row: true };
           });
           node.addEventListener('keydown', (ev) => this.key(ev));
         }
         hand.append(node);
       }
       if (!items.length) hand.append(el('span', { class: 'muted', text: 'empty' }));
-      rows.push(el('section', {}, el('h2', { text: `${labelOf(e)} (${items.length})` }), hand));
+      rows.push(el('section', { 'data-container': e.id, class: c.container.owner === this.seat && this.mode === 'seat' ? 'mine' : undefined },
+        el('h2', { text: `${labelOf(e)} (${items.length})` }), hand));
     }
     swap(this.handsBox, rows);
   }
@@ -984,8 +1269,12 @@ class Table {
     const id = this.selected;
     const e = id && this.view.entities[id];
     if (!e) { this.selectionBox.hidden = true; return; }
-    const buttons = this.legal(id).filter((a) => a.type !== 'entity.grab' || !this.me || e.heldBy !== this.me)
-      .map((a, i) => el('button', { id: `selected-${i}`, onclick: () => this.act(a.type, a.payload) }, actionLabel(a)));
+    const legal = this.legal(id).filter((a) => a.type !== 'entity.grab' || !this.me || e.heldBy !== this.me);
+    const listed = new Set(legal.map((a) => JSON.stringify([a.type, a.payload])));
+    const plays = this.offers(id).filter((o) => !listed.has(JSON.stringify([o.type, o.payload])));
+    const buttons = [...legal.map((a) => ({ label: actionLabel(a), go: () => this.act(a.type, a.payload) })),
+      ...plays.map((o) => ({ label: o.label, go: () => this.send(id, o) }))]
+      .map((b, i) => el('button', { id: `selected-${i}`, onclick: b.go }, b.label));
     if (this.me && e.heldBy === this.me) {
       buttons.push(el('button', { id: 'selected-put-down', onclick: () => { const at = this.dragAt || this.positionOf(e); this.dragAt = null; this.drop(id, at); } }, 'Put down'));
     }
@@ -1032,7 +1321,8 @@ class Table {
   drawClocks() {
     if (!this.obs || this.closed) return;
     const clocks = this.obs.clocks || {};
-    const running = !over(this.obs.result) && this.mode !== 'replay';
+    // A still picture shows the clocks as the observation has them.
+    const running = !over(this.obs.result) && this.mode !== 'replay' && !this.still;
     const gone = running ? performance.now() - this.obsAt : 0;
     const left = (ms) => (ms === null || ms === undefined ? null : ms - gone);
     const rows = [el('h2', { text: 'Clocks' })];
@@ -1064,26 +1354,28 @@ class Table {
 
   // ---- the log ----
 
+  /** An event as a sentence — the server's, made from the seat's own
+   * event (`digipology run --format text` prints the same) — with its
+   * JSON a click away. */
   logEvent(ev) {
     const d = ev.data || {};
-    let text = `#${ev.seq} ${ev.type}`;
-    let kind = '';
-    if (ev.type === 'action.rejected') {
-      kind = 'bad';
-      text += ` ${d.actionType || ''}: ${d.code}${d.message ? ` — ${d.message}` : ''}`;
-    } else if (ev.type === 'script.error') {
-      // Its text (file and line) reaches seats in a designer's match only.
-      kind = 'bad';
-      text += ` in ${d.scriptId || '?'} ${d.function || '?'} (${d.kind})${d.message ? `: ${d.message}` : ' — the details show at a designer table'}`;
-    } else if (ev.data !== undefined) {
-      const j = JSON.stringify(ev.data);
-      text += ` ${j.length > 140 ? `${j.slice(0, 140)}…` : j}`;
-    }
-    this.say(kind, text, ev.type, ev.seq);
+    const kind = ev.type === 'action.rejected' || ev.type === 'script.error' ? 'bad' : '';
+    const { text: said, ...raw } = ev;
+    let text = typeof said === 'string' ? said : `${ev.type} ${JSON.stringify(ev.data)}`;
+    // A script error's file, line and message reach a designer's table only.
+    if (ev.type === 'script.error' && !d.message) text += ' Its file, line and message show at a designer table.';
+    this.say(kind, `#${ev.seq} ${text}`, ev.type, ev.seq, JSON.stringify(raw));
   }
 
-  say(kind, text, type, seq) {
-    const li = el('li', { class: kind === 'bad' ? 'bad' : kind === 'reload' ? 'reload' : type ? '' : 'local', 'data-type': type || 'page', 'data-seq': seq, text });
+  say(kind, text, type, seq, raw) {
+    const li = el('li', { class: kind === 'bad' ? 'bad' : kind === 'reload' ? 'reload' : type ? '' : 'local', 'data-type': type || 'page', 'data-seq': seq },
+      el('span', { class: 'said', text }));
+    if (raw !== undefined) {
+      li.raw = raw;
+      li.title = `${type}: click for its JSON`;
+      li.addEventListener('click', () => showRaw(li, !li.querySelector('pre')));
+      if (this.logJson) showRaw(li, true);
+    }
     if (this.mode === 'replay' && seq !== undefined && this.frameSeq !== undefined) li.hidden = seq > this.frameSeq;
     const stick = this.logList.scrollTop + this.logList.clientHeight >= this.logList.scrollHeight - 4;
     this.logList.append(li);
