@@ -175,7 +175,10 @@ pub async fn serve(
                 .header_read_timeout(header_timeout)
                 .serve_connection(hyper_util::rt::TokioIo::new(conn), service);
             tokio::pin!(conn);
+            // The connection first: a request that reached it before the
+            // stop is read, and so answered.
             tokio::select! {
+                biased;
                 _ = conn.as_mut() => return,
                 _ = stopping.wait_for(|s| *s) => {}
             }
