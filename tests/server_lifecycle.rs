@@ -58,7 +58,10 @@ fn play(p: &mut Played, tag: &str, passes: usize) {
     for _ in 0..passes {
         for s in 0..p.seats.len() {
             let obs = p.seats[s].observe(None);
-            assert_ne!(obs["result"]["status"], "match_over", "the match ended early");
+            assert_ne!(
+                obs["result"]["status"], "match_over",
+                "the match ended early"
+            );
             if obs["participation"] != "acting" {
                 continue;
             }
