@@ -140,7 +140,8 @@ struct SimulateArgs {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// Game folders to offer (default: every game under ./examples).
+    /// Games to offer: game folders, or folders of games (default:
+    /// ./examples, every game in it).
     games: Vec<PathBuf>,
     /// Address to listen on (loopback by default; port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:7878")]
@@ -796,11 +797,15 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
         room_stall_ms: args.room_stall_ms,
     };
     let data = args.data;
-    digipology_server::serve(options, |addr, games| {
+    let stopped = digipology_server::serve(options, |addr, games, left_out| {
         // Tests and scripts read the address from this line.
         let plural = if games == 1 { "" } else { "s" };
+        let left_out = match left_out {
+            0 => String::new(),
+            n => format!("; {n} found not served, named above"),
+        };
         println!(
-            "digipology: serving {games} game{plural} on http://{addr} (log: {})",
+            "digipology: serving {games} game{plural} on http://{addr} (log: {}{left_out})",
             data.display()
         );
         let _ = io::stdout().flush();
@@ -808,21 +813,20 @@ fn serve_cmd(args: ServeArgs) -> Result<(), CliError> {
     .map_err(|message| CliError::Io {
         path: PathBuf::from("serve"),
         message,
-    })
+    })?;
+    eprintln!("digipology: serve: {}", stopped.line());
+    Ok(())
 }
 
-/// Every game folder under ./examples (what `serve` offers by default).
+/// ./examples, a folder of games (what `serve` offers by default).
 fn example_games() -> Result<Vec<PathBuf>, CliError> {
     let root = PathBuf::from("examples");
-    let entries = std::fs::read_dir(&root).map_err(|e| CliError::Io {
-        path: root.clone(),
-        message: format!("{e} (name the game folders to serve, or run from the repository)"),
-    })?;
-    let mut games: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("game.json").is_file())
-        .collect();
-    games.sort();
-    Ok(games)
+    if !root.is_dir() {
+        return Err(CliError::Io {
+            path: root,
+            message: "not found (name the game folders to serve, or run from the repository)"
+                .to_owned(),
+        });
+    }
+    Ok(vec![root])
 }

@@ -133,21 +133,33 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .with_state(app)
 }
 
-/// Serves the API on `listener` until the process is interrupted.
-///
-/// # Errors
-/// The server failed.
-pub async fn serve(listener: tokio::net::TcpListener, hub: Arc<Hub>) -> Result<(), String> {
+/// Serves the API on `listener` until `stop` is ready, then stops
+/// accepting connections (the listener closes) and answers the
+/// connections still open, which [`Hub::begin_stop`] closes once their
+/// request is answered.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    hub: Arc<Hub>,
+    stop: impl std::future::Future<Output = ()>,
+) -> Open {
     use axum::serve::Listener;
     use tower::ServiceExt;
     let max = hub.options.max_connections;
     let header_timeout = Duration::from_millis(hub.options.header_timeout_ms.max(1));
-    let app = router(hub);
+    let app = router(hub.clone());
     let mut listener = crate::limits::Limited::new(listener, max);
+    let open = Open::default();
+    tokio::pin!(stop);
     loop {
-        let (conn, peer) = listener.accept().await;
+        let (conn, peer) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => return open,
+        };
         let app = app.clone();
+        let held = open.hold();
+        let mut stopping = hub.stopping();
         tokio::spawn(async move {
+            let _held = held;
             let service = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
                     req.extensions_mut()
@@ -158,12 +170,66 @@ pub async fn serve(listener: tokio::net::TcpListener, hub: Arc<Hub>) -> Result<(
             // A connection that does not send a whole request head in
             // time (idle, or dribbling) is closed: it cannot hold its
             // place under the connection limit.
-            let _ = hyper::server::conn::http1::Builder::new()
+            let conn = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .serve_connection(hyper_util::rt::TokioIo::new(conn), service)
-                .await;
+                .serve_connection(hyper_util::rt::TokioIo::new(conn), service);
+            tokio::pin!(conn);
+            // The connection first: a request that reached it before the
+            // stop is read, and so answered.
+            tokio::select! {
+                biased;
+                _ = conn.as_mut() => return,
+                _ = stopping.wait_for(|s| *s) => {}
+            }
+            // The server stops: the request in flight is answered, then
+            // the connection closes (an idle one closes now).
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
         });
+    }
+}
+
+/// The connections a server holds open (each task holds a [`Held`]).
+#[derive(Default, Clone)]
+pub struct Open {
+    count: Arc<std::sync::atomic::AtomicUsize>,
+    closed: Arc<tokio::sync::Notify>,
+}
+
+/// One open connection, counted until it is dropped.
+pub struct Held(Open);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0
+            .count
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.closed.notify_waiters();
+    }
+}
+
+impl Open {
+    fn hold(&self) -> Held {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Held(self.clone())
+    }
+
+    /// Connections open now.
+    pub fn count(&self) -> usize {
+        self.count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until every connection has closed.
+    pub async fn all_closed(&self) {
+        loop {
+            // Made before the count is read: a close in between wakes it.
+            let closed = self.closed.notified();
+            if self.count() == 0 {
+                return;
+            }
+            closed.await;
+        }
     }
 }
 
@@ -558,14 +624,23 @@ struct PollQuery {
 }
 
 /// Waits until the room has processed a sequence after `after` (or the
-/// match is over, or `wait` passes).
-async fn wait_after(feed: &Feed, after: Option<u64>, wait: Duration) -> Result<(), ApiError> {
+/// match is over, or `wait` passes, or the server stops).
+async fn wait_after(
+    app: &App,
+    feed: &Feed,
+    after: Option<u64>,
+    wait: Duration,
+) -> Result<(), ApiError> {
     let Some(after) = after else {
         return Ok(());
     };
     let mut rx = feed.watch();
     let ready = |t: &Tick| t.stopped || t.over || t.next > after.saturating_add(1);
-    let _ = tokio::time::timeout(wait, rx.wait_for(ready)).await;
+    let mut stopping = app.hub.stopping();
+    tokio::select! {
+        _ = tokio::time::timeout(wait, rx.wait_for(ready)) => {}
+        _ = stopping.wait_for(|s| *s) => {}
+    }
     if feed.tick().stopped {
         return Err(unavailable());
     }
@@ -593,7 +668,7 @@ fn unavailable() -> ApiError {
 }
 
 async fn observe(app: &App, handle: &Handle, viewer: Viewer, q: &PollQuery) -> Answered {
-    wait_after(&handle.feed, q.after, poll_wait(app, q)).await?;
+    wait_after(app, &handle.feed, q.after, poll_wait(app, q)).await?;
     let (reply, rx) = oneshot::channel();
     handle
         .tx
@@ -622,7 +697,9 @@ async fn started(app: &App, match_id: &str, q: &PollQuery) -> Result<Handle, Api
     loop {
         match app.hub.handle(match_id) {
             Err((409, "not_started", _))
-                if q.after.is_some() && tokio::time::Instant::now() < deadline =>
+                if q.after.is_some()
+                    && tokio::time::Instant::now() < deadline
+                    && !app.hub.is_stopping() =>
             {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -826,9 +903,12 @@ impl Drop for StreamGuard {
     fn drop(&mut self) {
         // Told even when the room's queue is full for a moment (a lost
         // close would leave the seat never disconnected).
+        // Not when the server stops: its closing every stream is no seat
+        // leaving (the room stops before a grace could pass).
         let tx = self.handle.tx.clone();
         let seat = std::mem::take(&mut self.seat);
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        let stopping = self.app.hub.is_stopping();
+        if let (Ok(rt), false) = (tokio::runtime::Handle::try_current(), stopping) {
             rt.spawn(async move {
                 let _ = tx.send(Cmd::StreamClosed(seat)).await;
             });
@@ -849,6 +929,8 @@ struct StreamState {
     viewer: String,
     cursor: Option<u64>,
     rx: tokio::sync::watch::Receiver<Tick>,
+    /// The server stopping ends the stream.
+    stopping: tokio::sync::watch::Receiver<bool>,
     pending: VecDeque<(u64, String)>,
     ended: bool,
     /// Whether each line carries its sentence (`text=true`).
@@ -863,6 +945,7 @@ struct StreamState {
 impl StreamState {
     /// A stream of `viewer`'s feed from after the request's last id.
     fn new(
+        app: &App,
         handle: &Handle,
         viewer: String,
         headers: &HeaderMap,
@@ -871,6 +954,7 @@ impl StreamState {
     ) -> StreamState {
         StreamState {
             rx: handle.feed.watch(),
+            stopping: app.hub.stopping(),
             feed: handle.feed.clone(),
             viewer,
             cursor: last_event_id(headers, q.after),
@@ -909,7 +993,9 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
                     .data(lines);
                 return Some((Ok(ev), st));
             }
-            if st.ended {
+            // Ended once what was taken from the feed went out: the
+            // client resumes from its last id when the server is back.
+            if st.ended || *st.stopping.borrow() {
                 return None;
             }
             let tick = *st.rx.borrow_and_update();
@@ -937,8 +1023,13 @@ fn feed_stream(st: StreamState) -> impl Stream<Item = Result<Event, Infallible>>
             if !st.follow {
                 return None;
             }
-            if st.rx.changed().await.is_err() {
-                return None;
+            tokio::select! {
+                changed = st.rx.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                _ = st.stopping.wait_for(|s| *s) => return None,
             }
         }
     })
@@ -1016,7 +1107,7 @@ async fn events(
         .send(Cmd::StreamOpened(seat.clone()))
         .await
         .map_err(|_| unavailable())?;
-    Ok(StreamState::new(&handle, seat, &headers, &q, Some(guard)).into_response())
+    Ok(StreamState::new(&app, &handle, seat, &headers, &q, Some(guard)).into_response())
 }
 
 async fn spectate_events(
@@ -1027,5 +1118,5 @@ async fn spectate_events(
 ) -> Answered {
     let handle = app.hub.handle(&match_id)?;
     let viewer = SPECTATOR.to_owned();
-    Ok(StreamState::new(&handle, viewer, &headers, &q, None).into_response())
+    Ok(StreamState::new(&app, &handle, viewer, &headers, &q, None).into_response())
 }

@@ -270,6 +270,9 @@ pub struct Hub {
     /// Watches the room threads (docs/server.md, A game that stalls).
     pub watchdog: crate::watchdog::Watchdog,
     next_worker: AtomicUsize,
+    /// Set once the server stops (docs/server.md, Stopping): connections
+    /// close after their request, long polls answer, streams end.
+    stopping: tokio::sync::watch::Sender<bool>,
     /// Itself, for the room tasks it starts.
     me: std::sync::Weak<Hub>,
 }
@@ -383,8 +386,50 @@ impl Hub {
             workers,
             watchdog,
             next_worker: AtomicUsize::new(0),
+            stopping: tokio::sync::watch::channel(false).0,
             me: me.clone(),
         }))
+    }
+
+    /// Marks the server stopping: every connection closes once its
+    /// request is answered, long polls answer now, event streams end.
+    pub fn begin_stop(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Whether the server is stopping.
+    pub fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
+    }
+
+    /// Changes to [`Hub::is_stopping`], to wait for it.
+    pub fn stopping(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.stopping.subscribe()
+    }
+
+    /// Stops every room running now ([`Cmd::Stop`]) and waits until each
+    /// has: what they did is then handed to the log (each input's lines
+    /// are durable before its room takes the next command). Answers how
+    /// many rooms it stopped.
+    pub async fn stop_rooms(&self) -> usize {
+        let rooms: Vec<Handle> = locked(&self.lobby)
+            .matches
+            .values()
+            .filter_map(Match::live_handle)
+            .collect();
+        let mut ends = Vec::with_capacity(rooms.len());
+        for room in rooms {
+            let (done, end) = oneshot::channel();
+            if room.tx.send(Cmd::Stop(done)).await.is_ok() {
+                ends.push(end);
+            }
+        }
+        let n = ends.len();
+        for end in ends {
+            // A room that ended otherwise meanwhile dropped its answer.
+            let _ = end.await;
+        }
+        n
     }
 
     /// Puts a match that has not run yet, durably, with the version of its

@@ -5,6 +5,7 @@
 #![warn(clippy::too_many_lines)]
 
 mod audit;
+pub mod catalog;
 pub mod feed;
 pub mod folder;
 pub mod http;
@@ -13,6 +14,7 @@ pub mod limits;
 pub mod live;
 pub mod page;
 pub mod reload;
+pub mod stop;
 pub mod store;
 pub mod watchdog;
 
@@ -22,7 +24,8 @@ use std::sync::Arc;
 /// How the server runs (the `serve` command's flags).
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Game folders to offer.
+    /// Games to offer: game folders, and folders of games
+    /// ([`catalog::load`]).
     pub games: Vec<PathBuf>,
     /// Where to listen (loopback by default).
     pub addr: String,
@@ -86,15 +89,18 @@ impl Default for Options {
 }
 
 /// Loads the games, opens the log, recovers every room, listens, and
-/// serves until interrupted. `ready` is told the address it listens on.
+/// serves until SIGTERM or Ctrl-C, then stops ([`stop::stop`]). `ready`
+/// is told the address it listens on, how many games it serves and how
+/// many found in folders of games it left out.
 ///
 /// # Errors
 /// A game cannot be loaded, the log cannot be opened or recovered or is
-/// damaged (`folder::open_log`), the address cannot be bound.
+/// damaged (`folder::open_log`), the address cannot be bound, the
+/// signals cannot be taken over, the log's last writes failed.
 pub fn serve(
     options: Options,
-    ready: impl FnOnce(std::net::SocketAddr, usize),
-) -> Result<(), String> {
+    ready: impl FnOnce(std::net::SocketAddr, usize, usize),
+) -> Result<stop::Stopped, String> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -102,10 +108,8 @@ pub fn serve(
         )
         .with_writer(std::io::stderr)
         .try_init();
-    let mut games = Vec::new();
-    for dir in &options.games {
-        games.push(hub::Game::load(dir)?);
-    }
+    let catalog = catalog::load(&options.games)?;
+    let left_out = catalog.left_out.len();
     // Bound first: a bad or busy address leaves the data folder alone.
     let bound = std::net::TcpListener::bind(&options.addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -118,13 +122,13 @@ pub fn serve(
     // Held while the server runs: one server per data folder.
     let _lock = lock_data(&options.data)?;
     // A folder whose log lost something is refused here, before serving.
-    let log = folder::open_log(&options.data, existed)?;
+    let log: Arc<dyn store::RoomLog> = Arc::new(folder::open_log(&options.data, existed)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let hub = hub::Hub::new(options.clone(), games, Arc::new(log))?;
+    let hub = hub::Hub::new(options.clone(), catalog.games, log.clone())?;
     let recovered = hub.recover_all()?;
     // Kept for as long as the server runs: dropping them stops watching.
     let _watchers = if options.watch {
@@ -135,15 +139,31 @@ pub fn serve(
     if recovered > 0 {
         tracing::info!("recovered {recovered} running matches from the log");
     }
-    runtime.block_on(async move {
+    let stopped = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(bound)
             .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        ready(addr, hub.games().len());
-        http::serve(listener, hub).await
-    })
+        // Taken over before the address is told: a signal from then on
+        // stops the server, never kills it half way.
+        let mut signals = stop::Signals::listen()?;
+        ready(addr, hub.games().len(), left_out);
+        let mut signal = "";
+        let open = http::serve(listener, hub.clone(), async {
+            signal = signals.next().await;
+        })
+        .await;
+        stop::stop(&hub, open, signal, &mut signals).await
+    });
+    // Tasks still running (connections cut, replays) are left to end
+    // with the process.
+    runtime.shutdown_background();
+    // The log stays open until the process ends, as at any other stop:
+    // SQLite keeps its `-wal` (docs/server.md, Log damage), and no
+    // checkpoint runs while the process exits.
+    std::mem::forget(log);
+    stopped
 }
 
 /// Takes the data folder's lock (`DATA/lock`, an exclusive file lock the

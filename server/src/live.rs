@@ -47,6 +47,10 @@ pub enum Cmd {
     /// The game's files changed (`serve --watch`): run this game from now
     /// on, keeping the table.
     Reload(Arc<crate::hub::Game>),
+    /// The server stops (docs/server.md, Stopping): everything the room
+    /// did is durable (each input is, before the next command is taken);
+    /// it takes no more commands and its task ends. Answered as it ends.
+    Stop(oneshot::Sender<()>),
 }
 
 /// The answer to an attempt.
@@ -208,6 +212,13 @@ pub async fn run(
                     break;
                 }
             }
+            break;
+        }
+        if let Some(Cmd::Stop(done)) = cmd {
+            // Whatever is queued behind it is left unanswered: its
+            // sender hears the room stopped, and retries after the start.
+            rx.close();
+            let _ = done.send(());
             break;
         }
         if cmd.is_some() {
@@ -662,6 +673,11 @@ impl Live {
                 };
                 self.feed.notice(notice.to_string());
                 self.bots().await?;
+            }
+            // The run loop stops at it; one still queued behind a room
+            // that is letting its memory go is answered as that room ends.
+            Cmd::Stop(done) => {
+                let _ = done.send(());
             }
             Cmd::StreamClosed(seat) => {
                 let n = self.streams.entry(seat.clone()).or_default();

@@ -97,6 +97,9 @@ pub trait RoomLog: Send + Sync {
     fn put_game(&self, version: String, files: String) -> oneshot::Receiver<StoreResult<()>>;
     /// A version of a game's files kept by [`RoomLog::put_game`].
     fn game_files(&self, version: &str) -> StoreResult<Option<String>>;
+    /// Answers once everything handed to the log before it is durable
+    /// (the server's stop waits for it: docs/server.md, Stopping).
+    fn flush(&self) -> oneshot::Receiver<StoreResult<()>>;
 }
 
 /// What the log holds of one match.
@@ -113,6 +116,9 @@ enum Job {
     Match(MatchRow, oneshot::Sender<StoreResult<()>>),
     Token(String, String, String, oneshot::Sender<StoreResult<()>>),
     Game(String, String, oneshot::Sender<StoreResult<()>>),
+    /// Writes nothing: answered with the commit of the group it is in,
+    /// after every job handed over before it.
+    Flush(oneshot::Sender<StoreResult<()>>),
 }
 
 /// The embedded log: a SQLite database file under the data folder
@@ -271,7 +277,8 @@ fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>, mut high: Option<High
                 Job::Append(_, d)
                 | Job::Match(_, d)
                 | Job::Token(_, _, _, d)
-                | Job::Game(_, _, d) => d,
+                | Job::Game(_, _, d)
+                | Job::Flush(d) => d,
             };
             let _ = done.send(outcome.clone());
         }
@@ -308,6 +315,7 @@ fn commit(c: &mut Connection, group: &[Job]) -> StoreResult<()> {
                 .and_then(|mut st| st.execute(params![d, m, s]))
                 .map_err(fail)?;
             }
+            Job::Flush(_) => {}
         }
     }
     tx.commit().map_err(fail)
@@ -405,6 +413,12 @@ impl RoomLog for SqliteLog {
                 .query_row([version], |r| r.get(0))
                 .optional()
         })
+    }
+
+    fn flush(&self) -> oneshot::Receiver<StoreResult<()>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Job::Flush(tx));
+        rx
     }
 
     fn tokens(&self) -> StoreResult<Vec<(String, String, String)>> {

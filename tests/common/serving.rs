@@ -99,13 +99,34 @@ impl Server {
         let _ = self.child.wait();
     }
 
-    /// `kill -TERM` (what a service manager sends, and close to Ctrl-C):
-    /// the server has no handler for it, so it ends as at `kill -9`.
+    /// `kill -TERM` (what a service manager sends): the server stops as
+    /// at Ctrl-C (docs/server.md, Stopping), and this waits until it has.
     pub fn terminate(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        self.signal("TERM");
         let _ = self.child.wait();
+    }
+
+    /// Sends `kill -NAME` (`TERM`, `INT`) to the server.
+    pub fn signal(&self, name: &str) {
+        let sent = std::process::Command::new("kill")
+            .args([format!("-{name}"), self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -{name} failed");
+    }
+
+    /// Waits for the process to end by itself and answers how it ended;
+    /// `None` when it still runs after two minutes (a bound that only
+    /// keeps a server that never stops from hanging the suite: nothing
+    /// measures how long it took).
+    pub fn wait_exit(&mut self) -> Option<std::process::ExitStatus> {
+        for _ in 0..2400 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
     }
 
     /// The server's stderr so far.
