@@ -279,6 +279,22 @@ function Entity:peek(seat)
   sort(items, id_less)
   for _, item in raw_ipairs(items) do item:reveal_to(seat) end
 end
+-- c:reorder({item, …}): container c's items in a new order, bottom first,
+-- each once (proxies or ids): container.reorder. c:sort(less): the items
+-- sorted by less(a, b) (proxies), then c:reorder — a game sorting a hand.
+function Entity:reorder(items)
+  key_of(self)
+  if type(items) ~= "table" then error("reorder expects a list of the container's items", 2) end
+  local ids = {}
+  for i = 1, #items do ids[i] = id_of(items[i], "an item") end
+  submit("container.reorder", { entityId = self[1], items = ids })
+end
+function Entity:sort(less)
+  if type(less) ~= "function" then error("sort expects a function less(a, b)", 2) end
+  local items = self:items()
+  sort(items, less)
+  self:reorder(items)
+end
 function Entity:set_visibility(visibility, owner)
   key_of(self)
   submit("container.set_visibility", { containerId = self[1], visibility = visibility, owner = owner })

@@ -324,7 +324,7 @@ macro_rules! action_registry {
             EntityFlip => "entity.flip", player: Always, script: true, system: false, apply: entity::flip(host);
             EntitySetLocked => "entity.set_locked", player: Sandbox, script: true, system: false, apply: entity::set_locked();
             ContainerMove => "container.move", player: Never, script: true, system: false, apply: container::move_entity();
-            ContainerReorder => "container.reorder", player: Always, script: false, system: false, apply: container::reorder();
+            ContainerReorder => "container.reorder", player: Always, script: true, system: false, apply: container::reorder();
             DeckShuffle => "deck.shuffle", player: Always, script: true, system: false, apply: deck::shuffle();
             DeckDrawToContainer => "deck.draw_to_container", player: Always, script: true, system: false, apply: deck::draw_to_container();
             DeckDrawToWorld => "deck.draw_to_world", player: Always, script: true, system: false, apply: deck::draw_to_world();

@@ -1311,16 +1311,25 @@ fn container_reorder_rejections() {
         ),
         "unknown_key",
     );
-    // Players only.
+    // Not a system action; a script arranges any container (the game's
+    // rules), another seat's hand included.
     r(
         &mut k,
-        script(
+        system(
             "container.reorder",
             json!({"entityId": "hand_n", "items": ["n1", "n2", "n3"]}),
         ),
         "source_not_allowed",
     );
     assert_eq!(items_of(&k, "hand_n"), json!(["n1", "n2", "n3"]));
+    accept(
+        &mut k,
+        script(
+            "container.reorder",
+            json!({"entityId": "hand_n", "items": ["n3", "n1", "n2"]}),
+        ),
+    );
+    assert_eq!(items_of(&k, "hand_n"), json!(["n3", "n1", "n2"]));
 }
 
 #[test]

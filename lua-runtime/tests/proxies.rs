@@ -1282,3 +1282,47 @@ fn a_refused_storage_write_is_not_read_back() {
     "#);
     assert_eq!(st["seen"], json!({"wrote": false, "lx": true, "bx": true}));
 }
+
+/// docs/lua-api.md, Writes: `c:sort(less)` and `c:reorder(items)` put a
+/// container's items in a new order through `container.reorder`; a list
+/// that is not the container's items is a script error, and the action
+/// rolls back whole.
+#[test]
+fn a_script_sorts_and_reorders_a_container() {
+    let (k, _, _) = run(r#"
+        game.entity("deck"):sort(function(a, b) return a.id > b.id end)
+    "#);
+    assert_eq!(
+        component(&k, "deck", "container")["items"],
+        json!(["c3", "c2", "c1"])
+    );
+    let (k, _, _) = run(r#"
+        local d = game.entity("deck")
+        d:reorder({ "c2", game.entity("c3"), "c1" })
+    "#);
+    assert_eq!(
+        component(&k, "deck", "container")["items"],
+        json!(["c2", "c3", "c1"])
+    );
+    let src = "function on_button_pressed(event)\n  game.entity(\"score\"):add(1)\n  game.entity(\"deck\"):reorder({ \"c1\", \"c1\", \"c2\" })\nend\n";
+    let (mut k, mut host) = global(src);
+    start(&mut k, &mut host);
+    let out = k.process_json(
+        &player("p1", "button.press", json!({"entityId": "btn"})),
+        &mut host,
+    );
+    let text = format!("{:?}", events(&out));
+    assert!(
+        text.contains("script.error") && text.contains("duplicate_item"),
+        "{text}"
+    );
+    assert_eq!(
+        component(&k, "score", "counter")["value"],
+        json!(0),
+        "rolled back"
+    );
+    assert_eq!(
+        component(&k, "deck", "container")["items"],
+        json!(["c1", "c2", "c3"])
+    );
+}
