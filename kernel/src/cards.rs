@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value as Json};
 
 use crate::def::{as_object, err, only_keys, LoadError};
-use crate::load::entity_from_def;
 use crate::state::{Id, State};
 
 /// The most cards the `cards` definitions of one `game.json` may make in
@@ -38,6 +37,9 @@ pub const DIMENSIONS_MAX: usize = 8;
 /// checking card by card refuses a large template before its copies fill
 /// memory.
 pub(crate) struct Made {
+    /// Makes an entity from its definition, as `game.json`'s are made
+    /// (given by the loader, so this module needs none of it).
+    make: MakeEntity,
     /// The byte budget the cards must fit in.
     budget: u64,
     /// The key path of every card set so far.
@@ -48,10 +50,16 @@ pub(crate) struct Made {
     bytes: u64,
 }
 
+/// An entity from its `game.json` definition (`load::entity_from_def`).
+pub(crate) type MakeEntity =
+    fn(&str, &Map<String, Json>, &str) -> Result<crate::state::Entity, LoadError>;
+
 impl Made {
-    /// Nothing made yet, for a game whose byte budget is `budget`.
-    pub(crate) fn new(budget: u64) -> Made {
+    /// Nothing made yet, for a game whose byte budget is `budget`, each
+    /// card made by `make`.
+    pub(crate) fn new(budget: u64, make: MakeEntity) -> Made {
         Made {
+            make,
             budget,
             sets: Vec::new(),
             by: BTreeMap::new(),
@@ -573,7 +581,7 @@ fn make_card(
         Some(id) if !id.is_empty() => id.to_owned(),
         _ => return err(&id_path, format!("the card ({which}) gets an empty id")),
     };
-    let card = entity_from_def(&id, &def, &format!("{path}.card")).map_err(|e| LoadError {
+    let card = (made.make)(&id, &def, &format!("{path}.card")).map_err(|e| LoadError {
         path: e.path,
         message: format!("{} (in the card \"{id}\": {which})", e.message),
     })?;

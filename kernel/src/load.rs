@@ -48,10 +48,7 @@ const ENTITY_KEYS: &[&str] = &[
     "revealedTo",
 ];
 
-/// The newest version of the creator API (docs/lua-api.md, API versions):
-/// what `game.json`'s `apiVersion` may name, from 1 (the first, and what a
-/// game without the key was written for) to this.
-pub const API_VERSION_LATEST: u64 = 3;
+pub use crate::state::API_VERSION_LATEST;
 
 /// The creator API version `game.json` names: its `apiVersion`, or 1 (the
 /// first) when it has none.
@@ -92,7 +89,11 @@ const GAME_ENTITY_KEYS: &[&str] = &[
 /// The first problem found, with its path.
 pub fn state_from_game(game: &Json, seed: u64) -> Result<State, LoadError> {
     build(game, seed, &mut |state| match game.get("entities") {
-        Some(entities) => load_entities(state, &mut Made::new(byte_budget(game)), entities),
+        Some(entities) => load_entities(
+            state,
+            &mut Made::new(byte_budget(game), entity_from_def),
+            entities,
+        ),
         None => Ok(()),
     })
 }
@@ -111,7 +112,7 @@ pub fn state_from_game_streamed(
     seed: u64,
 ) -> Result<State, LoadError> {
     build(game, seed, &mut |state| {
-        let made = &mut Made::new(byte_budget(game));
+        let made = &mut Made::new(byte_budget(game), entity_from_def);
         let start = entities.trim_start();
         if start.starts_with('[') {
             load_entity_array(state, made, entities)

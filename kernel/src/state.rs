@@ -38,6 +38,11 @@ new_key_type! {
 /// The kernel version this crate implements.
 pub const KERNEL_VERSION: u32 = 1;
 
+/// The newest version of the creator API (docs/lua-api.md, API versions):
+/// what `game.json`'s `apiVersion` may name, from 1 (the first, and what a
+/// game without the key was written for) to this.
+pub const API_VERSION_LATEST: u64 = 3;
+
 /// The whole canonical state of a room.
 #[derive(Clone, Debug)]
 pub struct State {
@@ -93,7 +98,7 @@ pub struct State {
     /// The creator API version the game was written for (`game.json`'s
     /// `apiVersion`; package data, not canonical): what it keeps of an
     /// earlier version's documented behaviour (docs/lua-api.md, API
-    /// versions). [`crate::load::API_VERSION_LATEST`] unless loaded.
+    /// versions). [`API_VERSION_LATEST`] unless loaded.
     pub api_version: u64,
     /// The room's secret for the aliases seats see hidden entities under
     /// (docs/observations.md): derived from the seed, never sent to a
@@ -158,7 +163,7 @@ impl State {
             spatial: Spatial::default(),
             prefabs: BTreeMap::new(),
             seat_order: Vec::new(),
-            api_version: crate::load::API_VERSION_LATEST,
+            api_version: API_VERSION_LATEST,
             buried: Vec::new(),
             alias_key: alias_key(seed),
             gone: Vec::new(),
