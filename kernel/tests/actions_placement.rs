@@ -1176,13 +1176,16 @@ fn hands() -> Kernel {
         json!({"id": "hand_s", "components": {"container": {"visibility": "private", "owner": "south", "items": ["s1", "s2"]}}}),
         json!({"id": "pile", "components": {"container": {"visibility": "hidden", "items": ["p1", "p2"]}}}),
         json!({"id": "tray", "components": {"container": {"items": ["t1", "t2"]}}}),
+        json!({"id": "hand_p3", "tags": ["hand"], "props": {"owner": "p3"}, "components": {"container": {"items": ["h1", "h2"]}}}),
         json!({"id": "plain", "components": {}}),
     ];
-    for id in ["n1", "n2", "n3", "s1", "s2", "p1", "p2", "t1", "t2"] {
+    for id in [
+        "n1", "n2", "n3", "s1", "s2", "p1", "p2", "t1", "t2", "h1", "h2",
+    ] {
         entities.push(card(id));
     }
     let mut k = started(
-        &json!({"seats": ["north", "south"], "entities": entities}),
+        &json!({"apiVersion": 3, "seats": ["north", "south"], "entities": entities}),
         1,
     );
     for p in ["p1", "p2", "p3"] {
@@ -1228,10 +1231,60 @@ fn container_reorder_puts_a_players_own_hand_in_the_order_it_names() {
     // hand was already in order is not told by its absence.
     let ev = accept(&mut k, reorder("p1", "hand_n", json!(["n3", "n1", "n2"])));
     assert_eq!(ev.len(), 1);
-    // A public container: any player, seated or not.
-    accept(&mut k, reorder("p3", "tray", json!(["t2", "t1"])));
-    accept(&mut k, reorder("p2", "tray", json!(["t1", "t2"])));
+    // A public hand tagged for its player (`hand`, `props.owner`): its
+    // player's, seated or not; nobody else's.
+    accept(&mut k, reorder("p3", "hand_p3", json!(["h2", "h1"])));
+    assert_eq!(items_of(&k, "hand_p3"), json!(["h2", "h1"]));
+    reject(
+        &mut k,
+        reorder("p1", "hand_p3", json!(["h1", "h2"])),
+        "not_yours",
+    );
+    // A public container that is nobody's hand: no player's to arrange.
+    reject(
+        &mut k,
+        reorder("p1", "tray", json!(["t2", "t1"])),
+        "not_yours",
+    );
     assert_eq!(items_of(&k, "tray"), json!(["t1", "t2"]));
+}
+
+/// Players sort their hands from API 3: an older game never offered it
+/// (docs/lua-api.md, API versions).
+#[test]
+fn container_reorder_is_for_players_of_api_3_games() {
+    let hand = json!({"id": "hand_n", "components": {"container": {
+        "visibility": "private", "owner": "north", "items": ["n1", "n2"]}}});
+    let card = |id: &str| json!({"id": id, "components": {"grabbable": {}}});
+    let mut k = started(
+        &json!({"apiVersion": 2, "seats": ["north"], "entities": [hand, card("n1"), card("n2")]}),
+        1,
+    );
+    accept(
+        &mut k,
+        system("system.player_joined", json!({"playerId": "p1"})),
+    );
+    accept(
+        &mut k,
+        system(
+            "system.seat_assign",
+            json!({"playerId": "p1", "seatId": "north"}),
+        ),
+    );
+    let m = reject(
+        &mut k,
+        reorder("p1", "hand_n", json!(["n2", "n1"])),
+        "source_not_allowed",
+    );
+    assert!(m.contains("apiVersion 3"), "{m}");
+    accept(
+        &mut k,
+        script(
+            "container.reorder",
+            json!({"entityId": "hand_n", "items": ["n2", "n1"]}),
+        ),
+    );
+    assert_eq!(items_of(&k, "hand_n"), json!(["n2", "n1"]));
 }
 
 #[test]
@@ -1244,7 +1297,7 @@ fn container_reorder_rejections() {
         reorder("p1", "plain", json!([])),
         "missing_component",
     );
-    // Only a container the player's seat sees into.
+    // Only the player's own hand.
     let m = r(
         &mut k,
         reorder("p2", "hand_n", json!(["n3", "n1", "n2"])),

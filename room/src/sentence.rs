@@ -174,6 +174,15 @@ fn places(ty: &str, d: &Map<String, Value>) -> Option<String> {
     Some(match ty {
         "container.removed" => format!("{} was taken out of {}.", e(), thing(d, "containerId")),
         "container.moved" => format!("{} moved from {} to {}.", e(), place("from"), place("to")),
+        "container.reordered" => match d.get("items") {
+            Some(Value::Array(_)) => format!(
+                "{} was put in a new order: {}.",
+                thing(d, "containerId"),
+                cards(d.get("items"))
+            ),
+            // Another seat's hand: that it was rearranged, not how.
+            _ => format!("{} was rearranged.", thing(d, "containerId")),
+        },
         "stack.created" => format!("{} were stacked as {}.", cards(d.get("items")), stack()),
         "stack.changed" => format!("Stack {} now holds {}.", stack(), cards(d.get("items"))),
         "stack.dissolved" => format!("Stack {} was broken up.", stack()),

@@ -6,7 +6,7 @@ use crate::action::Action;
 use crate::actions::{find, need};
 use crate::event::EventKind;
 use crate::host::MoveArgs;
-use crate::observe::{shown_name, Viewer};
+use crate::observe::shown_name;
 use crate::payload::{safe_index, Payload};
 use crate::placement::recompute_zones;
 use crate::reject::{reject, RejectCode, Rejection};
@@ -84,9 +84,10 @@ pub(crate) fn apply_move(txn: &mut Txn<'_>, args: MoveArgs<'_>) -> Result<(), Re
 }
 
 /// A container's items in a new order (a player sorting a hand): `items`
-/// names each of them once. A player may arrange only a container its
-/// seat sees into — a public one, or one private to its seat — so no
-/// player arranges another's hand or a face-down pile (docs/actions.md).
+/// names each of them once. A player may arrange only its own hand — a
+/// container private to its seat, or a hand tagged for it (`hand`,
+/// `props.owner` its id) — and only in a game of API 3 or later; a script
+/// any container (docs/actions.md).
 pub(crate) fn reorder(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejection> {
     let p = Payload::new(&action.payload, &["entityId", "items"])?;
     let container_id = p.str("entityId")?;
@@ -95,14 +96,26 @@ pub(crate) fn reorder(txn: &mut Txn<'_>, action: &Action) -> Result<(), Rejectio
     let (key, e) = find(state, container_id, "entityId")?;
     need(e.components.container.is_some(), e, "container")?;
     if let Some(player) = action.source.player_id() {
-        let viewer = state
-            .seat_of(player)
-            .map_or(Viewer::Spectator, |s| Viewer::Seat(s.clone()));
-        if !state.sees_into(&e.id, &viewer) {
+        if state.api_version < 3 {
+            return reject(
+                RejectCode::SourceNotAllowed,
+                format!(
+                    "container.reorder accepts player sources in games of apiVersion 3 or later (this game names {}: docs/lua-api.md, API versions)",
+                    state.api_version
+                ),
+            );
+        }
+        let seat = state.seat_of(player);
+        let private_to_seat = matches!(
+            (&e.components.container.as_ref().map(|c| &c.visibility), seat),
+            (Some(crate::entity::Visibility::Private(owner)), Some(s)) if owner == s
+        );
+        let tagged_for_player = state.hand_of(player).is_some_and(|h| h.id == e.id);
+        if !private_to_seat && !tagged_for_player {
             return reject(
                 RejectCode::NotYours,
                 format!(
-                    "payload.entityId: the items of \"{}\" are not yours to arrange (only those of a container your seat sees into)",
+                    "payload.entityId: the items of \"{}\" are not yours to arrange (a player sorts only its own hand)",
                     e.id
                 ),
             );

@@ -959,9 +959,12 @@ pub fn manifest(package: &crate::Package, room: &crate::Room) -> Value {
     let layer = room.match_layer();
     let phases = layer.and_then(|m| m.config.phases.clone());
     let sensing = layer.is_some_and(|m| !m.config.sensing.is_empty());
+    let sorting = room.kernel().state().api_version >= 3;
     let mut types: Vec<&str> = schema::player_action_types();
     types.retain(|t| match (*t, &phases) {
         ("match.sense", _) => sensing,
+        // Players sort their hands from API 3 (docs/lua-api.md, API versions).
+        ("container.reorder", _) if !sorting => false,
         (_, Some(p)) => p.values().any(|list| list.iter().any(|x| x == t)),
         (_, None) => true,
     });
