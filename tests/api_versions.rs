@@ -122,6 +122,14 @@ fn api_2_seats_are_a_list_in_seat_order() {
 /// else is refused at load with the key named, and `check` says so.
 #[test]
 fn an_unknown_api_version_is_refused_by_name() {
+    let dir = scratch("api-float");
+    std::fs::write(
+        dir.join("game.json"),
+        r#"{"apiVersion": 3.0, "seats": ["north"]}"#,
+    )
+    .expect("write");
+    let out = run(&["check", &dir.display().to_string()], b"");
+    assert!(out.status.success(), "3.0 is the whole number 3");
     for bad in [json!(0), json!(4), json!("2"), json!(1.5), json!(null)] {
         let dir = scratch("api-bad");
         let game = json!({"apiVersion": bad, "seats": ["north"]});

@@ -161,3 +161,24 @@ function public_view() return { totals = { ["two words"] = 0/0 } } end
         "{faults}"
     );
 }
+
+/// Rule: a storage table returned counts toward an answer's 100,000
+/// values, as the same table built in Lua does.
+#[test]
+fn a_storage_table_returned_counts_toward_the_answer_cap() {
+    let script = r#"
+function on_start(event)
+  local t = {}
+  for i = 1, 120000 do t[i] = i end
+  storage.big = t
+end
+function public_view() return storage.big end
+"#;
+    let mut game = game();
+    game["limits"] = json!({"instructionsMax": 60_000_000});
+    let mut room = room_of("answers-cap", script, &game);
+    let spectator = room.observation(&Viewer::Spectator);
+    assert_eq!(own_view(&spectator), &Value::Null, "over the cap: no view");
+    let faults = room.take_faults().join("\n");
+    assert!(faults.contains("at most 100000 values"), "{faults}");
+}

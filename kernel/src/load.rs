@@ -58,7 +58,12 @@ pub use crate::state::API_VERSION_LATEST;
 pub fn api_version(game: &Json) -> Result<u64, LoadError> {
     match game.get("apiVersion") {
         None => Ok(1),
-        Some(v) => match v.as_u64() {
+        // A whole number, as JSON may write it (`3` or `3.0`).
+        Some(v) => match v.as_u64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && (1.0..=64.0).contains(f))
+                .and_then(|f| format!("{f:.0}").parse().ok())
+        }) {
             Some(n) if (1..=API_VERSION_LATEST).contains(&n) => Ok(n),
             _ => err(
                 "apiVersion",

@@ -248,6 +248,19 @@ fn table_to_json(
         // count as if written here.
         let v = found?;
         add_bytes(crate::convert::bytes_of_value(&v))?;
+        // Its values count toward the conversion's size limit (the copy
+        // was charged per value already: not counted for the charge).
+        let limit = LIMIT.with(std::cell::Cell::get);
+        let written = VALUES.with(std::cell::Cell::get);
+        let room = u64::try_from(limit.saturating_sub(written)).unwrap_or(u64::MAX);
+        let mut nodes = 0u64;
+        if !crate::access::count_values(&v, &mut nodes, room)
+            && !BUDGET_BOUND.with(std::cell::Cell::get)
+        {
+            return Err(format!(
+                "a value may hold at most {limit} values (a table stored in several places counts each time)"
+            ));
+        }
         return Ok(value_to_json(&v));
     }
     if let Some(mt) = t.metatable() {

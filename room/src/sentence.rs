@@ -14,6 +14,29 @@ use serde_json::{Map, Value};
 /// event of a type this module does not know reads as its type and data
 /// (`type key=value …`), so nothing is ever dropped.
 pub fn sentence(event: &Value) -> String {
+    printable(said_of(event))
+}
+
+/// A sentence as one printable line: a game's text may hold a line break
+/// or a terminal's escape, which would forge a line of the log or reach
+/// the terminal; control characters are written escaped (`\n`, `\u{1b}`).
+fn printable(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+fn said_of(event: &Value) -> String {
     let ty = event.get("type").and_then(Value::as_str).unwrap_or("");
     let empty = Map::new();
     let d = event
@@ -421,6 +444,15 @@ mod tests {
                 row.type_name
             );
         }
+    }
+
+    /// A game's text cannot forge a line of the log or reach the terminal.
+    #[test]
+    fn control_characters_in_a_games_text_are_escaped() {
+        let said = sentence(&json!({"seq": 1, "type": "text.changed",
+            "data": {"entityId": "sign", "value": "hi\n#99 match.over\u{1b}[2J"}}));
+        assert!(!said.contains('\n') && !said.contains('\u{1b}'), "{said}");
+        assert!(said.contains("\\n#99"), "{said}");
     }
 
     #[test]
