@@ -540,3 +540,23 @@ fn the_docs_example_makes_the_deck_it_describes() {
     assert_eq!(card["components"]["flippable"]["flipped"], true);
     assert_eq!(state["entities"]["clubs_12"]["props"]["label"], "Q♣");
 }
+
+/// A template that copies a big value many times is refused before a byte
+/// of it is written: a small game.json cannot make the loader build more
+/// than the byte budget (a review found 110 KB of game.json reaching
+/// 427 MB before the refusal).
+#[test]
+fn a_template_that_copies_a_big_value_is_refused_before_it_is_built() {
+    let big = "x".repeat(10_000);
+    let copies = "{rank.s}".repeat(10_000);
+    let game = with_set(|g| {
+        g["entities"][0]["cards"]["each"][0]["values"] = json!([{"value": 1, "s": big}]);
+        g["entities"][0]["cards"]["card"]["props"]["p"] = json!(copies);
+    });
+    let m = refused(&game);
+    assert!(
+        m.contains("would write 1000000")
+            && m.contains("bytes of values, more than the table's byte budget has left"),
+        "{m}"
+    );
+}

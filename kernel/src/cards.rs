@@ -531,6 +531,45 @@ fn push_text(v: &Json, out: &mut String) {
     }
 }
 
+/// About how many bytes filling `tpl` at `at` writes beyond its literal
+/// parts (which the file holds already): each placeholder's value, as many
+/// times as it is used — known before a byte is written, so a template
+/// that copies a big value thousands of times is refused, not built.
+fn filled_len(tpl: &Tpl, dims: &[Dimension], at: &[usize]) -> u64 {
+    fn value_len(v: &Json) -> u64 {
+        match v {
+            Json::String(s) => u64::try_from(s.len()).unwrap_or(u64::MAX),
+            Json::Array(a) => a.iter().map(value_len).fold(8, u64::saturating_add),
+            Json::Object(o) => o
+                .iter()
+                .map(|(k, x)| {
+                    value_len(x).saturating_add(u64::try_from(k.len()).unwrap_or(u64::MAX))
+                })
+                .fold(8, u64::saturating_add),
+            _ => 8,
+        }
+    }
+    match tpl {
+        Tpl::Lit(_) => 0,
+        Tpl::Whole(var) => value_len(lookup(var, dims, at)),
+        Tpl::Text(pieces) => pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => u64::try_from(t.len()).unwrap_or(u64::MAX),
+                Piece::Var(var) => value_len(lookup(var, dims, at)),
+            })
+            .fold(0, u64::saturating_add),
+        Tpl::Array(items) => items
+            .iter()
+            .map(|t| filled_len(t, dims, at))
+            .fold(0, u64::saturating_add),
+        Tpl::Object(map) => map
+            .iter()
+            .map(|(_, t)| filled_len(t, dims, at))
+            .fold(0, u64::saturating_add),
+    }
+}
+
 fn fill(tpl: &Tpl, dims: &[Dimension], at: &[usize]) -> Json {
     match tpl {
         Tpl::Lit(v) => v.clone(),
@@ -573,6 +612,17 @@ fn make_card(
     path: &str,
 ) -> Result<Id, LoadError> {
     let which = describe(dims, at);
+    let filled = filled_len(tpl, dims, at);
+    if made.bytes.saturating_add(filled) > made.budget {
+        return err(
+            path,
+            format!(
+                "the card ({which}) would write {filled} bytes of values, more than the table's byte budget has left ({} of {} bytes; limits.bytesMax; docs/lua-api.md, The byte budget): make fewer or smaller cards, or raise limits.bytesMax",
+                made.budget.saturating_sub(made.bytes),
+                made.budget
+            ),
+        );
+    }
     let Json::Object(def) = fill(tpl, dims, at) else {
         return err(path, "the card template must be an object");
     };
