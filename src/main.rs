@@ -537,6 +537,12 @@ fn report(room: &mut Room, view_name: &str) {
             );
         }
     }
+    if room.rejected > 0 && room.kernel().state().players.is_empty() {
+        // The most common first surprise: `--actions` joins nobody.
+        eprintln!(
+            "digipology: hint: no player has joined, so every player's action was refused (unknown_player): give --players p1,p2,… (joined and seated in seat order before the actions), or put system.player_joined and system.seat_assign lines first"
+        );
+    }
 }
 
 /// Starts `--record`: the header (with the resumed state, when resuming),

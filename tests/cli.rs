@@ -507,3 +507,40 @@ fn readable_events_are_sentences_of_the_viewers_events() {
         "{dealt}"
     );
 }
+
+/// A run whose actions name players nobody joined says how to join them
+/// (a newcomer's first surprise: `--actions` joins nobody).
+#[test]
+fn actions_without_players_end_with_a_hint() {
+    let dir = scratch("no-players");
+    let all =
+        std::fs::read_to_string(root().join("examples/hearts/actions.jsonl")).expect("actions");
+    let plays: String = all
+        .lines()
+        .filter(|l| !l.contains("system."))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = write(&dir, "plays.jsonl", plays.as_bytes());
+    let out = run(
+        &[
+            "run",
+            "examples/hearts",
+            "--actions",
+            &file.display().to_string(),
+        ],
+        b"",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("hint: no player has joined"), "{err}");
+    let out = run(
+        &[
+            "run",
+            "examples/hearts",
+            "--actions",
+            "examples/hearts/actions.jsonl",
+        ],
+        b"",
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hint:"));
+}
