@@ -11,7 +11,7 @@ use mlua::{Lua, MultiValue, Value as LuaValue};
 use slotmap::{Key, KeyData};
 
 use crate::convert::CONVERT_COST;
-use crate::convert::{number, to_lua};
+use crate::convert::{count_values, number, to_lua};
 use crate::shared::Shared;
 
 /// What a callback may do.
@@ -671,20 +671,6 @@ pub const READ_FIELDS: &[&str] = &[
     "count",
     "items",
 ];
-
-/// Counts the values in `v` into `nodes`; false as soon as they pass
-/// `budget` (counting never costs more than the read would).
-pub(crate) fn count_values(v: &Value, nodes: &mut u64, budget: u64) -> bool {
-    *nodes += 1;
-    if *nodes > budget {
-        return false;
-    }
-    match v {
-        Value::Array(a) => a.iter().all(|x| count_values(x, nodes, budget)),
-        Value::Object(o) => o.values().all(|x| count_values(x, nodes, budget)),
-        _ => true,
-    }
-}
 
 /// Instructions charged for each value a read builds (`e.props`,
 /// `e:get(...)`): a read's cost grows with what it copies.

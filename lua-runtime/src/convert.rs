@@ -254,9 +254,7 @@ fn table_to_json(
         let written = VALUES.with(std::cell::Cell::get);
         let room = u64::try_from(limit.saturating_sub(written)).unwrap_or(u64::MAX);
         let mut nodes = 0u64;
-        if !crate::access::count_values(&v, &mut nodes, room)
-            && !BUDGET_BOUND.with(std::cell::Cell::get)
-        {
+        if !count_values(&v, &mut nodes, room) && !BUDGET_BOUND.with(std::cell::Cell::get) {
             return Err(format!(
                 "a value may hold at most {limit} values (a table stored in several places counts each time)"
             ));
@@ -382,4 +380,18 @@ pub fn value_to_json(v: &Value) -> serde_json::Value {
 /// conversion's, and the room's byte budget's).
 pub fn bytes_of_value(v: &Value) -> usize {
     usize::try_from(digipology_kernel::bytes::value_bytes(v)).unwrap_or(usize::MAX)
+}
+
+/// Counts the values in `v` into `nodes`; false as soon as they pass
+/// `budget` (counting never costs more than the read would).
+pub(crate) fn count_values(v: &Value, nodes: &mut u64, budget: u64) -> bool {
+    *nodes += 1;
+    if *nodes > budget {
+        return false;
+    }
+    match v {
+        Value::Array(a) => a.iter().all(|x| count_values(x, nodes, budget)),
+        Value::Object(o) => o.values().all(|x| count_values(x, nodes, budget)),
+        _ => true,
+    }
 }

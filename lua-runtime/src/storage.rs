@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use digipology_kernel::Value;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
-use crate::access::{count_values, ok_true, refusal, ret, text, Access, Call};
+use crate::access::{ok_true, refusal, ret, text, Access, Call};
+use crate::convert::count_values;
 use crate::convert::{to_lua, to_value_with, DEPTH_MAX};
 
 /// What a storage read costs the instruction budget. The prelude's
