@@ -75,7 +75,8 @@ fn steps() -> Vec<Value> {
     vec![
         system("system.game_start", json!({})),
         system("system.player_joined", json!({"playerId": "p1"})),
-        player(
+        // A game sorting a pile (players sort only their own hands).
+        script(
             "container.reorder",
             json!({"entityId": "deck", "items": ["c4", "c3", "c2", "c1"]}),
         ),
