@@ -266,6 +266,10 @@ fn write_loop(mut c: Connection, rx: &mpsc::Receiver<Job>, mut high: Option<High
             }
         }
         let outcome = commit(&mut c, &group);
+        if outcome.is_ok() {
+            // synchronous=FULL: each commit syncs the WAL once.
+            metrics::counter!("digipology_log_commits_total").increment(1);
+        }
         if let (Ok(()), Some(h)) = (&outcome, high.as_mut()) {
             h.note(&c);
         }
