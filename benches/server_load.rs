@@ -124,7 +124,7 @@ fn main() {
         &seats,
         &Phase {
             number: 1,
-            secs,
+            secs: Some(secs),
             per_client_max: PER_CLIENT_MAX,
             rate: None,
         },
@@ -140,7 +140,7 @@ fn main() {
         &seats,
         &Phase {
             number: 2,
-            secs,
+            secs: Some(secs),
             per_client_max: PER_CLIENT_MAX,
             rate: Some(half),
         },

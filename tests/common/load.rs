@@ -113,12 +113,14 @@ pub fn seats(addr: &str, n: u64) -> Vec<Seat> {
 }
 
 /// One measured phase: its number (in every `clientActionId` it sends),
-/// how long it runs, at most how many actions each client sends, and the
-/// pace (actions a second over all clients; `None`: each client sends as
-/// soon as its last action is acknowledged).
+/// how long it runs (`None`: until each client has sent `per_client_max`
+/// — what a test uses, so its outcome never depends on the clock), at
+/// most how many actions each client sends, and the pace (actions a
+/// second over all clients; `None`: each client sends as soon as its last
+/// action is acknowledged).
 pub struct Phase {
     pub number: u32,
-    pub secs: u64,
+    pub secs: Option<u64>,
     pub per_client_max: usize,
     pub rate: Option<f64>,
 }
@@ -159,7 +161,7 @@ fn client(
     let path = format!("/matches/{}/actions", seat.match_id);
     let mut lat = Vec::new();
     let start = Instant::now();
-    let end = start + Duration::from_secs(phase.secs);
+    let end = phase.secs.map(|s| start + Duration::from_secs(s));
     let mut due = start;
     for i in 0..phase.per_client_max {
         if let Some(g) = gap {
@@ -171,7 +173,7 @@ fn client(
         } else {
             due = Instant::now();
         }
-        if Instant::now() >= end || stop.load(Ordering::Relaxed) {
+        if end.is_some_and(|e| Instant::now() >= e) || stop.load(Ordering::Relaxed) {
             break;
         }
         let body = format!(
