@@ -5,15 +5,11 @@
 
 use digipology_room::package::Package;
 
+use crate::check::Problem as Warning;
+
 /// At most this many warnings about superseded uses per game (the rest are
 /// counted in the last one).
 const USES_SHOWN_MAX: usize = 20;
-
-/// A warning: where (`file:line` or the manifest) and what.
-pub struct Warning {
-    pub place: String,
-    pub message: String,
-}
 
 /// One behaviour a version changed, and how a script's line shows a use of
 /// it.
@@ -35,11 +31,11 @@ struct Change {
 /// the changes; docs/lua-api.md, API versions, the table).
 const CHANGES: &[Change] = &[
     Change {
-    since: 2,
-    older: |line| line.contains("game.seats()"),
-    newer: |line| seats_by_key(line) || seats_in_pairs(line),
-    older_says: "game.seats() here is API 1's map {seatId = playerId or false} (it also answers ipairs and #, as API 2's list); from \"apiVersion\": 2 it is a list of {id = seat, player = playerId} in seat order — move when the script reads it as a list",
-    newer_says: "game.seats() is a list in seat order since API 2 ({ {id = seat, player = playerId}, … }): indexing it by a seat id, or pairs over it as seat = player, reads nothing — use game.seat(seat) for the player in a seat, ipairs(game.seats()) for all of them",
+        since: 2,
+        older: |line| line.contains("game.seats()"),
+        newer: |line| seats_by_key(line) || seats_in_pairs(line),
+        older_says: "game.seats() here is API 1's map {seatId = playerId or false} (it also answers ipairs and #, as API 2's list); from \"apiVersion\": 2 it is a list of {id = seat, player = playerId} in seat order — move when the script reads it as a list",
+        newer_says: "game.seats() is a list in seat order since API 2 ({ {id = seat, player = playerId}, … }): indexing it by a seat id, or pairs over it as seat = player, reads nothing — use game.seat(seat) for the player in a seat, ipairs(game.seats()) for all of them",
     },
     Change {
         since: 3,
@@ -90,7 +86,7 @@ fn code_of(line: &str) -> &str {
 
 /// The warnings for `package`: no `apiVersion` named, and each use of a
 /// changed behaviour in its scripts and modules.
-pub fn warnings(package: &Package) -> Vec<Warning> {
+pub(crate) fn warnings(package: &Package) -> Vec<Warning> {
     let mut out = Vec::new();
     let Ok(api) = package.api_version() else {
         // A bad apiVersion is a problem the room's load reports.

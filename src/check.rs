@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::error::CliError;
 use crate::package::Package;
 
-/// One problem: where, what, and what to do.
-struct Problem {
-    place: String,
-    message: String,
+/// One problem (or warning): where, what, and what to do.
+pub(crate) struct Problem {
+    pub(crate) place: String,
+    pub(crate) message: String,
 }
 
 /// Checks `game`; prints every problem as `file:line: message` and exits 1
@@ -68,14 +68,7 @@ fn collect(game: &Path, match_file: Option<&Path>, warnings: &mut Vec<Problem>) 
         }
     }
     c.modules(warnings);
-    warnings.extend(
-        crate::api_check::warnings(&package)
-            .into_iter()
-            .map(|w| Problem {
-                place: w.place,
-                message: w.message,
-            }),
-    );
+    warnings.extend(crate::api_check::warnings(&package));
     let own = c.match_config(match_file);
     // Last, load the room exactly as `run` does (scripts' top-level chunks
     // run in the sandbox, no action is processed), so `check` can never

@@ -59,13 +59,11 @@ pub fn api_version(game: &Json) -> Result<u64, LoadError> {
     match game.get("apiVersion") {
         None => Ok(1),
         // A whole number, as JSON may write it (`3` or `3.0`).
-        Some(v) => match v.as_u64().or_else(|| {
-            v.as_f64()
-                .filter(|f| f.fract() == 0.0 && (1.0..=64.0).contains(f))
-                .and_then(|f| format!("{f:.0}").parse().ok())
-        }) {
-            Some(n) if (1..=API_VERSION_LATEST).contains(&n) => Ok(n),
-            _ => err(
+        Some(v) => match (1..=API_VERSION_LATEST)
+            .find(|&n| u32::try_from(n).is_ok_and(|n| v.as_f64() == Some(f64::from(n))))
+        {
+            Some(n) => Ok(n),
+            None => err(
                 "apiVersion",
                 format!(
                     "must be a whole number from 1 to {API_VERSION_LATEST} (the creator API version the game was written for; this engine's newest is {API_VERSION_LATEST}), not {v}"

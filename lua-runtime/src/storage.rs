@@ -8,8 +8,7 @@ use digipology_kernel::Value;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
 use crate::access::{ok_true, refusal, ret, text, Access, Call};
-use crate::convert::count_values;
-use crate::convert::{to_lua, to_value_with, DEPTH_MAX};
+use crate::convert::{count_values, to_lua, to_value_with, DEPTH_MAX};
 
 /// What a storage read costs the instruction budget. The prelude's
 /// `storage` nodes are uncounted (whether a node was kept from an earlier

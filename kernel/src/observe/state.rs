@@ -128,20 +128,17 @@ impl State {
                     // it lies: `index` null, sorted as seen (a position, or
                     // the real order, would tell of the items it does not
                     // see, or of how the owner keeps them).
-                    let revealed: Vec<(usize, String)> = c
+                    // API 2 and earlier showed each revealed item's place,
+                    // in the container's order (docs/lua-api.md, API
+                    // versions).
+                    let with_places = self.api_version < 3;
+                    let mut list: Vec<(Option<usize>, String)> = c
                         .items
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, id)| Some((i, shown(id)?)))
+                        .filter_map(|(i, id)| Some((with_places.then_some(i), shown(id)?)))
                         .collect();
-                    // API 2 and earlier showed each revealed item's place
-                    // (docs/lua-api.md, API versions).
-                    let whole = self.api_version < 3;
-                    let mut list: Vec<(Option<usize>, String)> = revealed
-                        .into_iter()
-                        .map(|(i, id)| (whole.then_some(i), id))
-                        .collect();
-                    if !whole {
+                    if !with_places {
                         list.sort_unstable_by(|a, b| a.1.cmp(&b.1));
                     }
                     if !list.is_empty() {
