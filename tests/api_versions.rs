@@ -47,15 +47,8 @@ fn room(name: &str, api: Option<Value>, script: &str) -> digipology_room::room::
     if let Some(v) = api {
         game["apiVersion"] = v;
     }
-    std::fs::write(dir.join("game.json"), game.to_string()).expect("write game");
     std::fs::write(dir.join("main.lua"), script).expect("write script");
-    let package = digipology_room::package::Package::load(&dir).expect("game loads");
-    let mut room = digipology_room::package::build_room(&package, 1, (None, None)).expect("room");
-    let mut sink = Vec::new();
-    room.start(&mut sink).expect("start");
-    room.seat_players(&["p1".into()], &["north".into()], &mut sink)
-        .expect("seat");
-    room
+    common::seated_room(&dir, &game, 1, &["p1"])
 }
 
 /// What `public_view()` answers in `room`.

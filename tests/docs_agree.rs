@@ -5,38 +5,15 @@ mod common;
 #[path = "common/serving.rs"]
 mod serving;
 
-use common::scratch;
+use common::{scratch, seated_room, sends};
 use digipology_kernel::observe::Viewer;
 use serde_json::{json, Value};
 
+/// A seated room (p1, p2) of `game` with `script` as its `main.lua`.
 fn room_of(name: &str, game: &Value, script: &str) -> digipology_room::room::Room {
     let dir = scratch(name);
-    std::fs::write(dir.join("game.json"), game.to_string()).expect("write game");
     std::fs::write(dir.join("main.lua"), script).expect("write script");
-    let package = digipology_room::package::Package::load(&dir).expect("game loads");
-    let mut room = digipology_room::package::build_room(&package, 3, (None, None)).expect("room");
-    let mut sink = Vec::new();
-    room.start(&mut sink).expect("start");
-    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
-        .expect("seat");
-    room
-}
-
-/// The rejection code of p1's `ty` action, or `accepted`.
-fn p1_sends(room: &mut digipology_room::room::Room, ty: &str, payload: Value) -> String {
-    let action =
-        json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
-    room.keep_events();
-    room.submit_json(action, &mut Vec::new()).expect("submit");
-    room.take_events()
-        .iter()
-        .find_map(|e| match &e.kind {
-            digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
-                Some(rejection.code.as_str().to_owned())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| "accepted".into())
+    seated_room(&dir, game, 3, &["p1", "p2"])
 }
 
 /// docs/match.md, Order of checks, 4: `not_in_phase` is charged
@@ -63,7 +40,7 @@ fn not_in_phase_is_charged_unless_the_game_named_an_undeclared_phase() {
         "function current_phase() return 'done' end",
     );
     assert_eq!(
-        p1_sends(&mut room, "button.press", json!({"entityId": "go"})),
+        sends(&mut room, "p1", "button.press", json!({"entityId": "go"})),
         "not_in_phase"
     );
     assert_eq!(
@@ -77,7 +54,7 @@ fn not_in_phase_is_charged_unless_the_game_named_an_undeclared_phase() {
         "function current_phase() return 'bogus' end",
     );
     assert_eq!(
-        p1_sends(&mut room, "button.press", json!({"entityId": "go"})),
+        sends(&mut room, "p1", "button.press", json!({"entityId": "go"})),
         "not_in_phase"
     );
     assert_eq!(
@@ -102,7 +79,7 @@ fn an_empty_entity_id_is_the_same_refusal_in_and_out_of_a_match() {
     for game in [with_match, without] {
         let mut room = room_of("agree-empty-id", &game, "");
         assert_eq!(
-            p1_sends(&mut room, "button.press", json!({"entityId": ""})),
+            sends(&mut room, "p1", "button.press", json!({"entityId": ""})),
             "invalid_value",
             "{game}"
         );

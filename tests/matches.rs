@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_no_panic, run, scratch, write};
+use common::{assert_no_panic, run, scratch, seated_room, sends, write};
 use serde_json::{json, Value};
 
 fn respond(player: &str, prompt: &str, answer: &str, at: i64) -> Value {
@@ -588,36 +588,6 @@ fn another_seats_piece_is_not_yours_and_costs_a_retry() {
     assert_replays(&record);
 }
 
-/// A room of `game` (written into `dir`), started, with p1 and p2 in its
-/// seats.
-fn seated_room(dir: &std::path::Path, game: &Value) -> digipology_room::room::Room {
-    write(dir, "game.json", game.to_string().as_bytes());
-    let package = digipology_room::package::Package::load(dir).expect("game loads");
-    let mut room = digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
-    let mut sink = Vec::new();
-    room.start(&mut sink).expect("start");
-    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
-        .expect("seat");
-    room
-}
-
-/// p1's action of type `ty` with `payload` in `room` (keeping events):
-/// its rejection code, or `accepted`.
-fn p1_sends(room: &mut digipology_room::room::Room, ty: &str, payload: Value) -> String {
-    let action =
-        json!({"type": ty, "source": {"kind": "player", "playerId": "p1"}, "payload": payload});
-    room.submit_json(action, &mut Vec::new()).expect("submit");
-    room.take_events()
-        .iter()
-        .find_map(|e| match &e.kind {
-            digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
-                Some(rejection.code.as_str().to_owned())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| "accepted".into())
-}
-
 /// A seat's legal actions under `ownership: "seatTags"`: its own pieces
 /// and the pieces no seat owns, never another seat's — which, with no
 /// guard to refuse it, a seat could otherwise pick up.
@@ -635,7 +605,7 @@ fn another_seats_piece_is_never_a_legal_action() {
                 {"id": "free", "components": {"grabbable": {}}}
             ]
         });
-        let mut room = seated_room(&dir, &game);
+        let mut room = seated_room(&dir, &game, 7, &["p1", "p2"]);
         let mut grabs: Vec<String> = room
             .legal_actions("red")
             .iter()
@@ -669,9 +639,9 @@ fn ownership_refuses_only_what_the_seat_sees() {
             {"id": "b_hidden", "tags": ["blue"], "components": {"grabbable": {}}}
         ]
     });
-    let mut room = seated_room(&dir, &game);
+    let mut room = seated_room(&dir, &game, 7, &["p1", "p2"]);
     room.keep_events();
-    let mut code = |ty: &str, payload: Value| p1_sends(&mut room, ty, payload);
+    let mut code = |ty: &str, payload: Value| sends(&mut room, "p1", ty, payload);
     assert_eq!(
         code("entity.flip", json!({"entityId": "b_up"})),
         "not_yours"
@@ -721,9 +691,9 @@ fn ownership_follows_a_players_hand_and_a_stacks_top() {
             {"id": "s2", "tags": ["blue"], "components": {"stackable": {}}}
         ]
     });
-    let mut room = seated_room(&dir, &game);
+    let mut room = seated_room(&dir, &game, 7, &["p1", "p2"]);
     room.keep_events();
-    let mut code = |ty: &str, payload: Value| p1_sends(&mut room, ty, payload);
+    let mut code = |ty: &str, payload: Value| sends(&mut room, "p1", ty, payload);
     let deal = |to: &str| json!({"deckId": "deck", "targets": [to], "cardsEach": 1});
     assert_eq!(code("deck.deal", deal("p2")), "not_yours");
     assert_eq!(

@@ -48,15 +48,8 @@ fn game() -> Value {
 
 fn room_of(name: &str, script: &str, game: &Value) -> digipology_room::room::Room {
     let dir = scratch(name);
-    std::fs::write(dir.join("game.json"), game.to_string()).expect("write game");
     std::fs::write(dir.join("main.lua"), script).expect("write script");
-    let package = digipology_room::package::Package::load(&dir).expect("game loads");
-    let mut room = digipology_room::package::build_room(&package, 7, (None, None)).expect("room");
-    let mut sink = Vec::new();
-    room.start(&mut sink).expect("start");
-    room.seat_players(&["p1".into(), "p2".into()], &package.seats(), &mut sink)
-        .expect("seat");
-    room
+    common::seated_room(&dir, game, 7, &["p1", "p2"])
 }
 
 /// A game's own view in an observation.

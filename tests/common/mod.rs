@@ -150,3 +150,46 @@ pub fn wait_for(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String 
     }
     panic!("no line containing {needle:?}; saw: {seen:#?}");
 }
+
+/// A room of `game`, written into `dir` as `game.json` (beside any script
+/// the caller wrote there), started with `seed`, with `players` joined and
+/// seated in seat order.
+pub fn seated_room(
+    dir: &Path,
+    game: &serde_json::Value,
+    seed: u64,
+    players: &[&str],
+) -> digipology_room::room::Room {
+    std::fs::write(dir.join("game.json"), game.to_string()).expect("write game.json");
+    let package = digipology_room::package::Package::load(dir).expect("game loads");
+    let mut room =
+        digipology_room::package::build_room(&package, seed, (None, None)).expect("room");
+    let mut sink = Vec::new();
+    room.start(&mut sink).expect("start");
+    let players: Vec<String> = players.iter().map(|p| (*p).to_owned()).collect();
+    room.seat_players(&players, &package.seats(), &mut sink)
+        .expect("seat");
+    room
+}
+
+/// `player`'s action of type `ty` with `payload` in `room`: its rejection
+/// code, or `accepted`.
+pub fn sends(
+    room: &mut digipology_room::room::Room,
+    player: &str,
+    ty: &str,
+    payload: serde_json::Value,
+) -> String {
+    let action = serde_json::json!({"type": ty, "source": {"kind": "player", "playerId": player}, "payload": payload});
+    room.keep_events();
+    room.submit_json(action, &mut Vec::new()).expect("submit");
+    room.take_events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            digipology_kernel::EventKind::ActionRejected { rejection, .. } => {
+                Some(rejection.code.as_str().to_owned())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| "accepted".into())
+}
